@@ -1,0 +1,140 @@
+package oncrpc
+
+import (
+	"net/netip"
+
+	"github.com/gonfsrdma/gonfsrdma/xdr"
+)
+
+// Transport names a transport kind; it is what exports' transports= option
+// and rpcbind netids speak about.
+type Transport uint8
+
+// Transport kinds.
+const (
+	TCP Transport = iota + 1
+	UDP
+	RDMA
+)
+
+func (t Transport) String() string {
+	switch t {
+	case TCP:
+		return "tcp"
+	case UDP:
+		return "udp"
+	case RDMA:
+		return "rdma"
+	}
+	return "unknown"
+}
+
+// Capabilities is what a transport tells upper layers about itself, so they
+// never type-switch on it (style rule 3).
+type Capabilities struct {
+	// MaxReply is the largest reply (header, results and payload) the
+	// transport can deliver for this call; 0 means no limit below the
+	// record-size limit.
+	MaxReply int
+	// DirectPlacement is true when payloads move by RDMA rather than inline.
+	DirectPlacement bool
+}
+
+// ConnInfo describes the connection a call came on, in transport-neutral
+// terms.
+type ConnInfo struct {
+	Transport Transport
+	Local     netip.AddrPort
+	Remote    netip.AddrPort
+	Caps      Capabilities
+}
+
+// Secure reports whether the call counts as coming from a privileged port:
+// a source port below 1024, or RDMA (as knfsd treats it).
+func (c *ConnInfo) Secure() bool {
+	return c.Transport == RDMA || c.Remote.Port() < 1024
+}
+
+// Call is one decoded RPC call handed to a procedure handler.
+//
+// Ownership: Args, Cred.Body, Verf.Body and Unix.MachineName are sub-slices
+// of the transport's receive buffer (on RDMA, possibly registered memory
+// holding Read-chunk data). They are valid until the handler returns and its
+// reply has been sent; a handler that keeps any of them longer must copy.
+type Call struct {
+	CallHeader
+	// Args holds the procedure arguments (everything after the header).
+	Args []byte
+	// Unix is the decoded credential when Cred.Flavor is AUTH_SYS.
+	Unix    AuthSysCred
+	HasUnix bool
+	Conn    *ConnInfo
+}
+
+// ArgsReader returns an XDR reader over the arguments, reusing r.
+func (c *Call) ArgsReader(r *xdr.Reader) *xdr.Reader {
+	r.Reset(c.Args)
+	return r
+}
+
+// PayloadAllocator hands out buffers for bulk reply data. A transport that
+// places payloads by RDMA returns registered memory, so data read from a file
+// into it goes straight to the wire.
+type PayloadAllocator interface {
+	// AllocPayload returns a buffer of exactly n bytes, owned by the
+	// transport. It is released by the transport after the reply is sent,
+	// whether or not it was attached with SetPayload.
+	AllocPayload(n int) []byte
+}
+
+// Reply is a reply under construction: head, payload, tail (style rule 2).
+//
+// Head holds the RPC reply header followed by the results; when the reply
+// carries bulk data, the results end with the opaque's XDR length word and
+// Payload holds the data itself, without padding. Tail holds what follows
+// the data's padding (nothing, for NFSv3). The transport writes Head,
+// Payload, pad and Tail in one gather write over TCP, or RDMA-Writes the
+// payload into the client's Write chunk and Sends the rest.
+type Reply struct {
+	Head    []byte
+	Payload []byte
+	Tail    []byte
+	alloc   PayloadAllocator
+}
+
+// NewReply returns a Reply that appends to head (usually a reusable buffer
+// with length zero) and takes payload buffers from alloc.
+func NewReply(head []byte, alloc PayloadAllocator) Reply {
+	return Reply{Head: head[:0], alloc: alloc}
+}
+
+// Reset empties r for reuse, keeping its buffers and allocator.
+func (r *Reply) Reset() {
+	r.Head = r.Head[:0]
+	r.Payload = nil
+	r.Tail = r.Tail[:0]
+}
+
+// AllocPayload returns a buffer of n bytes for bulk data; see
+// PayloadAllocator.
+func (r *Reply) AllocPayload(n int) []byte {
+	if r.alloc == nil {
+		return make([]byte, n)
+	}
+	return r.alloc.AllocPayload(n)
+}
+
+// SetPayload attaches bulk data. The XDR length word must already end Head.
+func (r *Reply) SetPayload(p []byte) { r.Payload = p }
+
+// Len returns the encoded size of the reply including the payload padding.
+func (r *Reply) Len() int {
+	return len(r.Head) + xdr.PaddedLen(len(r.Payload)) + len(r.Tail)
+}
+
+// AppendFlat appends the whole reply as contiguous bytes.
+func (r *Reply) AppendFlat(b []byte) []byte {
+	b = append(b, r.Head...)
+	b = xdr.AppendFixedOpaque(b, r.Payload)
+	return append(b, r.Tail...)
+}

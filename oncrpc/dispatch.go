@@ -1,0 +1,156 @@
+package oncrpc
+
+import (
+	"context"
+	"errors"
+
+	"go.uber.org/zap"
+)
+
+// Dispatcher routes decoded calls to static program tables. It is shared by
+// every transport and every connection; it holds no per-call state.
+type Dispatcher struct {
+	programs []*Program
+	drc      *DRC
+	log      *zap.Logger
+}
+
+// NewDispatcher returns a dispatcher for programs. drc may be nil to disable
+// the duplicate request cache.
+func NewDispatcher(log *zap.Logger, drc *DRC, programs ...*Program) *Dispatcher {
+	return &Dispatcher{programs: programs, drc: drc, log: log}
+}
+
+// Programs returns the program tables, for rpcbind registration.
+func (d *Dispatcher) Programs() []*Program { return d.programs }
+
+func (d *Dispatcher) program(prog uint32) *Program {
+	for _, p := range d.programs {
+		if p.Prog == prog {
+			return p
+		}
+	}
+	return nil
+}
+
+// Dispatch decodes the RPC message msg into call, runs the procedure and
+// leaves the complete RPC reply in reply. It returns false when no reply is
+// to be sent: a message that is not a call, a header too short to carry an
+// XID, or a retransmission of a call still in progress.
+//
+// msg must stay valid until the reply has been sent (call.Args points into
+// it).
+func (d *Dispatcher) Dispatch(ctx context.Context, msg []byte, conn *ConnInfo, call *Call, reply *Reply) bool {
+	reply.Reset()
+	hdr, off, err := DecodeCallHeader(msg)
+	if err != nil {
+		var he *HeaderError
+		errors.As(err, &he)
+		if he == nil || !he.XIDValid || he.NotCall {
+			if ce := d.log.Check(zap.DebugLevel, "dropping message"); ce != nil {
+				ce.Write(zap.Stringer("remote", conn.Remote), zap.Error(err))
+			}
+			return false
+		}
+		d.log.Info("garbage RPC header", zap.Stringer("remote", conn.Remote), zap.Uint32("xid", hdr.XID), zap.Error(err))
+		reply.Head = AppendAcceptedHeader(reply.Head, hdr.XID, GarbageArgs)
+		return true
+	}
+	*call = Call{CallHeader: hdr, Args: msg[off:], Conn: conn}
+	if hdr.RPCVers != RPCVersion {
+		d.log.Info("RPC version mismatch", zap.Stringer("remote", conn.Remote), zap.Uint32("rpcvers", hdr.RPCVers))
+		reply.Head = AppendRPCMismatch(reply.Head, hdr.XID)
+		return true
+	}
+	if stat := d.authenticate(call); stat != AuthOK {
+		d.log.Info("credential rejected", zap.Stringer("remote", conn.Remote), zap.Uint32("flavor", hdr.Cred.Flavor), zap.Stringer("stat", stat))
+		reply.Head = AppendAuthError(reply.Head, hdr.XID, stat)
+		return true
+	}
+	prog := d.program(hdr.Prog)
+	if prog == nil {
+		reply.Head = AppendAcceptedHeader(reply.Head, hdr.XID, ProgUnavail)
+		return true
+	}
+	var version *Version
+	for i := range prog.Versions {
+		if prog.Versions[i].Vers == hdr.Vers {
+			version = &prog.Versions[i]
+		}
+	}
+	if version == nil {
+		low, high := prog.versionRange()
+		reply.Head = AppendProgMismatch(reply.Head, hdr.XID, low, high)
+		return true
+	}
+	if uint64(hdr.Proc) >= uint64(len(version.Procs)) || version.Procs[hdr.Proc].Handler == nil {
+		reply.Head = AppendAcceptedHeader(reply.Head, hdr.XID, ProcUnavail)
+		return true
+	}
+	proc := &version.Procs[hdr.Proc]
+
+	var key drcKey
+	cached := d.drc != nil && !proc.Idempotent
+	if cached {
+		key = newDRCKey(call)
+		switch act, body := d.drc.begin(key); act {
+		case drcDrop:
+			return false
+		case drcReplay:
+			reply.Head = append(reply.Head, body...)
+			return true
+		}
+	}
+	d.run(ctx, proc, call, reply)
+	if cached {
+		d.drc.finish(key, reply)
+	}
+	return true
+}
+
+func (d *Dispatcher) run(ctx context.Context, proc *Procedure, call *Call, reply *Reply) {
+	reply.Head = AppendAcceptedHeader(reply.Head, call.XID, Success)
+	err := proc.Handler(ctx, call, reply)
+	if err == nil {
+		return
+	}
+	reply.Head = reply.Head[:0]
+	reply.Payload = nil
+	reply.Tail = reply.Tail[:0]
+	var ae *AuthError
+	switch {
+	case errors.Is(err, ErrGarbageArgs):
+		if ce := d.log.Check(zap.DebugLevel, "garbage arguments"); ce != nil {
+			ce.Write(zap.String("proc", proc.Name), zap.Stringer("remote", call.Conn.Remote))
+		}
+		reply.Head = AppendAcceptedHeader(reply.Head, call.XID, GarbageArgs)
+	case errors.As(err, &ae):
+		reply.Head = AppendAuthError(reply.Head, call.XID, ae.Stat)
+	default:
+		d.log.Error("procedure failed", zap.String("proc", proc.Name), zap.Stringer("remote", call.Conn.Remote), zap.Error(err))
+		reply.Head = AppendAcceptedHeader(reply.Head, call.XID, SystemErr)
+	}
+}
+
+// authenticate checks the credential and verifier as knfsd does for
+// AUTH_NONE and AUTH_SYS (RFC 5531 section 8.2 and appendix A); every other
+// flavor is AUTH_BADCRED.
+func (d *Dispatcher) authenticate(call *Call) AuthStat {
+	switch call.Cred.Flavor {
+	case AuthNone:
+		if len(call.Cred.Body) != 0 {
+			return AuthBadCred
+		}
+	case AuthSys:
+		if err := DecodeAuthSys(call.Cred.Body, &call.Unix); err != nil {
+			return AuthBadCred
+		}
+		call.HasUnix = true
+	default:
+		return AuthBadCred
+	}
+	if call.Verf.Flavor != AuthNone || len(call.Verf.Body) != 0 {
+		return AuthBadVerf
+	}
+	return AuthOK
+}

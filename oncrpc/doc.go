@@ -1,0 +1,42 @@
+// Package oncrpc is the transport-neutral ONC RPC core (RFC 5531): the call
+// and reply codec, AUTH_NONE and AUTH_SYS, a dispatcher fed by static
+// program tables, the duplicate request cache, TCP record marking and the
+// TCP and UDP server transports, and a client.
+//
+// # Layers
+//
+// A transport (TCP and UDP here, RPC-over-RDMA in package rpcrdma) receives
+// a whole RPC message, hands it with a ConnInfo to Dispatcher.Dispatch, and
+// sends the Reply it gets back. Dispatch decodes the header, checks the
+// credential, finds the procedure in the program table, consults the
+// duplicate request cache for non-idempotent procedures and runs the
+// handler. Handlers never see a net.Conn: they see a Call and a Reply, and
+// ask ConnInfo.Caps about the transport.
+//
+// # Replies: head, payload, tail
+//
+// A handler appends its results to Reply.Head. A procedure with bulk data
+// (NFS READ, READLINK) gets a buffer from Reply.AllocPayload, fills it, ends
+// Head with the opaque's length word and attaches the buffer with
+// SetPayload. TCP writes mark, head, payload, padding and tail with one
+// writev; RDMA writes the payload into the client's Write chunk and sends
+// the rest. The handler does not know which.
+//
+// # Buffer ownership
+//
+//   - The record buffer a transport reads a call into owns Call.Args and the
+//     credential bytes; it stays untouched until the reply has been sent,
+//     then the transport reuses it for a later call.
+//   - Reply.Head (and Tail) are transport-owned reusable buffers; handlers
+//     only append to them.
+//   - A payload from AllocPayload belongs to the transport and is released
+//     after the send completes; handlers must not keep it.
+//   - The DRC copies the flattened reply; it never holds transport buffers.
+//   - Client results are freshly allocated and owned by the caller.
+//
+// # Concurrency
+//
+// Per TCP connection: one reader, up to ServerConfig.MaxInFlight handler
+// goroutines, one writer; replies may leave out of order. Server.Shutdown
+// drains calls in progress before closing connections.
+package oncrpc

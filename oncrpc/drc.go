@@ -1,0 +1,154 @@
+package oncrpc
+
+import (
+	"hash/crc32"
+	"net/netip"
+	"sync"
+	"time"
+)
+
+// DRC is the duplicate request cache: it remembers the replies to
+// non-idempotent calls so a retransmission (after a lost reply or a
+// reconnect) gets the original answer instead of running twice.
+//
+// Entries are keyed by XID, program, version, procedure, the client's IP
+// address (never its port: the port changes across reconnects) and a
+// checksum of the arguments. Memory is bounded by an entry count and a byte
+// budget, with least-recently-used eviction and a time-to-live. The cache
+// stores the flattened RPC reply, never transport framing.
+type DRC struct {
+	mu         sync.Mutex
+	entries    map[drcKey]*drcEntry
+	head       drcEntry // sentinel of the LRU ring; head.next is the oldest
+	bytes      int
+	maxEntries int
+	maxBytes   int
+	ttl        time.Duration
+	now        func() time.Time
+}
+
+type drcKey struct {
+	xid, prog, vers, proc uint32
+	addr                  netip.Addr
+	argLen                uint32
+	argSum                uint32
+}
+
+type drcEntry struct {
+	key        drcKey
+	done       bool
+	reply      []byte
+	at         time.Time
+	prev, next *drcEntry
+}
+
+type drcAction int
+
+const (
+	drcRun drcAction = iota
+	drcReplay
+	drcDrop
+)
+
+// NewDRC returns a cache holding at most maxEntries replies and maxBytes of
+// reply data, each for at most ttl.
+func NewDRC(maxEntries, maxBytes int, ttl time.Duration) *DRC {
+	c := &DRC{entries: make(map[drcKey]*drcEntry), maxEntries: maxEntries, maxBytes: maxBytes, ttl: ttl, now: time.Now}
+	c.head.prev, c.head.next = &c.head, &c.head
+	return c
+}
+
+func newDRCKey(call *Call) drcKey {
+	return drcKey{
+		xid: call.XID, prog: call.Prog, vers: call.Vers, proc: call.Proc,
+		addr:   call.Conn.Remote.Addr().Unmap(),
+		argLen: uint32(len(call.Args)),
+		argSum: crc32.ChecksumIEEE(call.Args),
+	}
+}
+
+// Len returns the number of cached entries (in progress or done).
+func (c *DRC) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
+}
+
+func (c *DRC) unlink(e *drcEntry) {
+	e.prev.next, e.next.prev = e.next, e.prev
+	e.prev, e.next = nil, nil
+}
+
+func (c *DRC) pushNewest(e *drcEntry) {
+	e.prev, e.next = c.head.prev, &c.head
+	c.head.prev.next = e
+	c.head.prev = e
+}
+
+func (c *DRC) remove(e *drcEntry) {
+	c.unlink(e)
+	delete(c.entries, e.key)
+	c.bytes -= len(e.reply)
+}
+
+// begin looks key up. A finished entry is replayed, one in progress makes
+// the retransmission be dropped, and a miss inserts an in-progress entry.
+func (c *DRC) begin(key drcKey) (drcAction, []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	if e, ok := c.entries[key]; ok {
+		if now.Sub(e.at) <= c.ttl || !e.done {
+			if !e.done {
+				return drcDrop, nil
+			}
+			c.unlink(e)
+			c.pushNewest(e)
+			return drcReplay, e.reply
+		}
+		c.remove(e)
+	}
+	c.evict(now)
+	e := &drcEntry{key: key, at: now}
+	c.entries[key] = e
+	c.pushNewest(e)
+	return drcRun, nil
+}
+
+// finish stores the reply for key. The reply is copied.
+func (c *DRC) finish(key drcKey, r *Reply) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[key]
+	if !ok {
+		return
+	}
+	n := r.Len()
+	if n > c.maxBytes/4 {
+		c.remove(e) // too large to be worth caching
+		return
+	}
+	e.reply = r.AppendFlat(make([]byte, 0, n))
+	e.done = true
+	e.at = c.now()
+	c.bytes += n
+	c.evict(e.at)
+}
+
+// evict drops expired entries and then the oldest finished ones until the
+// cache is within its bounds. Entries in progress are never evicted by size
+// (their number is bounded by the calls in flight).
+func (c *DRC) evict(now time.Time) {
+	for e := c.head.next; e != &c.head; {
+		next := e.next
+		over := len(c.entries) > c.maxEntries || c.bytes > c.maxBytes
+		expired := e.done && now.Sub(e.at) > c.ttl
+		if !over && !expired {
+			break
+		}
+		if e.done {
+			c.remove(e)
+		}
+		e = next
+	}
+}

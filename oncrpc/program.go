@@ -1,0 +1,90 @@
+package oncrpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Handler runs one procedure. It decodes call.Args, does the work and
+// appends the results to reply.Head (and attaches a payload when it has bulk
+// data). Returning nil sends SUCCESS with those results; returning
+// ErrGarbageArgs, ErrSystem or an *AuthError replaces them with that
+// RPC-level error; any other error is logged and answered with SYSTEM_ERR.
+// NFS status codes are results, not errors.
+type Handler func(ctx context.Context, call *Call, reply *Reply) error
+
+// Procedure is one entry of a version's static procedure table, indexed by
+// procedure number.
+type Procedure struct {
+	Name    string
+	Handler Handler
+	// Idempotent procedures bypass the duplicate request cache.
+	Idempotent bool
+}
+
+// Version is one version of a program.
+type Version struct {
+	Vers  uint32
+	Procs []Procedure
+}
+
+// Program is a program's static table.
+type Program struct {
+	Prog     uint32
+	Name     string
+	Versions []Version
+}
+
+// versionRange returns the lowest and highest version numbers.
+func (p *Program) versionRange() (low, high uint32) {
+	for i, v := range p.Versions {
+		if i == 0 || v.Vers < low {
+			low = v.Vers
+		}
+		if v.Vers > high {
+			high = v.Vers
+		}
+	}
+	return low, high
+}
+
+// RPC-level errors a handler may return.
+var (
+	ErrGarbageArgs = errors.New("oncrpc: garbage arguments")
+	ErrSystem      = errors.New("oncrpc: system error")
+)
+
+// AuthError makes the dispatcher answer MSG_DENIED AUTH_ERROR.
+type AuthError struct{ Stat AuthStat }
+
+func (e *AuthError) Error() string { return fmt.Sprintf("oncrpc: auth error %v", e.Stat) }
+
+// Errors an RPC client reports for non-SUCCESS replies.
+type (
+	// AcceptError is an accepted reply with a status other than SUCCESS.
+	AcceptError struct {
+		Stat      AcceptStat
+		Low, High uint32
+	}
+	// RejectError is a MSG_DENIED reply.
+	RejectError struct {
+		RejectStat uint32
+		AuthStat   AuthStat
+		Low, High  uint32
+	}
+)
+
+func (e *AcceptError) Error() string {
+	if e.Stat == ProgMismatch {
+		return fmt.Sprintf("oncrpc: %v (versions %d-%d)", e.Stat, e.Low, e.High)
+	}
+	return "oncrpc: " + e.Stat.String()
+}
+
+func (e *RejectError) Error() string {
+	if e.RejectStat == RPCMismatch {
+		return fmt.Sprintf("oncrpc: RPC_MISMATCH (versions %d-%d)", e.Low, e.High)
+	}
+	return "oncrpc: AUTH_ERROR " + e.AuthStat.String()
+}

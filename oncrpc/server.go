@@ -1,0 +1,158 @@
+package oncrpc
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+
+	"go.uber.org/zap"
+)
+
+// ServerConfig bounds what one connection may cost.
+type ServerConfig struct {
+	// MaxRecord is the largest call record accepted over TCP; a larger one
+	// is logged and its connection closed. Default DefaultMaxRecord.
+	MaxRecord int
+	// MaxInFlight is the number of calls one connection may have in
+	// progress at once; the connection stops reading beyond it.
+	// Default 64.
+	MaxInFlight int
+}
+
+// DefaultMaxRecord fits a 1 MiB WRITE with its headers.
+const DefaultMaxRecord = 1<<20 + 64<<10
+
+func (c *ServerConfig) withDefaults() ServerConfig {
+	out := *c
+	if out.MaxRecord <= 0 {
+		out.MaxRecord = DefaultMaxRecord
+	}
+	if out.MaxInFlight <= 0 {
+		out.MaxInFlight = 64
+	}
+	return out
+}
+
+// Server runs the TCP and UDP transports for one dispatcher. Other
+// transports (rpcrdma) use the same Dispatcher directly.
+type Server struct {
+	disp *Dispatcher
+	log  *zap.Logger
+	cfg  ServerConfig
+
+	ctx    context.Context // parent of every connection's context
+	cancel context.CancelFunc
+
+	mu        sync.Mutex
+	closing   bool
+	listeners map[net.Listener]struct{}
+	packets   map[net.PacketConn]struct{}
+	conns     map[*tcpConn]struct{}
+	wg        sync.WaitGroup // serve loops and connections
+}
+
+// ErrServerClosed is returned by Serve* after Shutdown.
+var ErrServerClosed = errors.New("oncrpc: server closed")
+
+// NewServer returns a server for disp.
+func NewServer(log *zap.Logger, disp *Dispatcher, cfg ServerConfig) *Server {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Server{
+		disp: disp, log: log, cfg: cfg.withDefaults(),
+		ctx: ctx, cancel: cancel,
+		listeners: make(map[net.Listener]struct{}),
+		packets:   make(map[net.PacketConn]struct{}),
+		conns:     make(map[*tcpConn]struct{}),
+	}
+}
+
+// Dispatcher returns the server's dispatcher.
+func (s *Server) Dispatcher() *Dispatcher { return s.disp }
+
+// ServeTCP accepts connections on l until Shutdown and serves RPC over
+// record marking on each.
+func (s *Server) ServeTCP(l net.Listener) error {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		l.Close()
+		return ErrServerClosed
+	}
+	s.listeners[l] = struct{}{}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer s.wg.Done()
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closing := s.closing
+			delete(s.listeners, l)
+			s.mu.Unlock()
+			if closing {
+				return ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return err
+		}
+		s.startConn(c)
+	}
+}
+
+func (s *Server) startConn(c net.Conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		c.Close()
+		return
+	}
+	tc := newTCPConn(s, c)
+	s.conns[tc] = struct{}{}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		tc.serve()
+		s.mu.Lock()
+		delete(s.conns, tc)
+		s.mu.Unlock()
+	}()
+}
+
+// Shutdown stops accepting, lets every call in progress finish and its
+// reply go out, then closes the connections. If ctx ends first, it closes
+// everything at once and cancels the calls' contexts.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing = true
+	for l := range s.listeners {
+		l.Close()
+	}
+	for p := range s.packets {
+		p.Close()
+	}
+	for c := range s.conns {
+		c.stopReading()
+	}
+	s.mu.Unlock()
+
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		s.cancel()
+		return nil
+	case <-ctx.Done():
+		s.cancel()
+		s.mu.Lock()
+		for c := range s.conns {
+			c.c.Close()
+		}
+		s.mu.Unlock()
+		<-done
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,221 @@
+package oncrpc
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// tcpConn serves one TCP connection: one reader, a lazily grown pool of
+// handler goroutines bounded by MaxInFlight, one writer. Replies leave in
+// completion order, matched to calls by XID.
+//
+// Buffer ownership: each in-flight call owns one tcpSlot, taken from the
+// free list by the reader before it reads the record and returned by the
+// writer after the reply is written. The slot's record buffer backs
+// call.Args, its head buffer backs the reply, and its payload buffer backs
+// reply payloads; all are reused for the next call on the slot, so steady
+// state allocates nothing.
+type tcpConn struct {
+	srv  *Server
+	c    net.Conn
+	info ConnInfo
+	log  *zap.Logger
+	ctx  context.Context
+
+	cancel  context.CancelFunc
+	free    chan *tcpSlot
+	work    chan *tcpSlot
+	out     chan *tcpSlot
+	workers int
+
+	stopOnce sync.Once
+	stopped  chan struct{}
+}
+
+type tcpSlot struct {
+	record  []byte
+	call    Call
+	reply   Reply
+	payload []byte
+	mark    [4]byte
+	iov     [5][]byte
+	bufs    net.Buffers
+	send    bool
+}
+
+// AllocPayload implements PayloadAllocator with the slot's reusable buffer.
+func (s *tcpSlot) AllocPayload(n int) []byte {
+	if cap(s.payload) < n {
+		s.payload = make([]byte, n)
+	}
+	return s.payload[:n]
+}
+
+func addrPort(a net.Addr) netip.AddrPort {
+	switch v := a.(type) {
+	case *net.TCPAddr:
+		return v.AddrPort()
+	case *net.UDPAddr:
+		return v.AddrPort()
+	}
+	if ap, err := netip.ParseAddrPort(a.String()); err == nil {
+		return ap
+	}
+	return netip.AddrPort{}
+}
+
+func newTCPConn(s *Server, c net.Conn) *tcpConn {
+	ctx, cancel := context.WithCancel(s.ctx)
+	tc := &tcpConn{
+		srv: s, c: c, ctx: ctx, cancel: cancel,
+		info: ConnInfo{
+			Transport: TCP,
+			Local:     addrPort(c.LocalAddr()),
+			Remote:    addrPort(c.RemoteAddr()),
+			Caps:      Capabilities{MaxReply: 0},
+		},
+		free:    make(chan *tcpSlot, s.cfg.MaxInFlight),
+		work:    make(chan *tcpSlot),
+		out:     make(chan *tcpSlot, s.cfg.MaxInFlight),
+		stopped: make(chan struct{}),
+	}
+	tc.log = s.log.With(zap.String("transport", "tcp"), zap.Stringer("remote", tc.info.Remote))
+	for i := 0; i < s.cfg.MaxInFlight; i++ {
+		slot := &tcpSlot{}
+		slot.reply = NewReply(nil, slot)
+		tc.free <- slot
+	}
+	return tc
+}
+
+// stopReading makes the reader stop after the record it is reading; calls
+// in flight still complete and are answered.
+func (tc *tcpConn) stopReading() {
+	tc.stopOnce.Do(func() { close(tc.stopped) })
+	tc.c.SetReadDeadline(time.Now())
+}
+
+func (tc *tcpConn) serve() {
+	if ce := tc.log.Check(zap.DebugLevel, "connection open"); ce != nil {
+		ce.Write()
+	}
+	writerDone := make(chan struct{})
+	go func() {
+		tc.writeLoop()
+		close(writerDone)
+	}()
+	err := tc.readLoop()
+	// Wait for every call in flight to come back to the free list.
+	for i := 0; i < cap(tc.free); i++ {
+		<-tc.free
+	}
+	close(tc.work)
+	close(tc.out)
+	<-writerDone
+	tc.cancel()
+	tc.c.Close()
+	var tooLarge *RecordTooLargeError
+	switch {
+	case errors.As(err, &tooLarge):
+		tc.log.Warn("closing connection: oversized record", zap.Int64("claimed", tooLarge.Claimed), zap.Int("limit", tooLarge.Limit))
+	case err == nil || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || isStopped(tc.stopped):
+		if ce := tc.log.Check(zap.DebugLevel, "connection closed"); ce != nil {
+			ce.Write(zap.Error(err))
+		}
+	default:
+		tc.log.Info("connection closed", zap.Error(err))
+	}
+}
+
+func isStopped(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+func (tc *tcpConn) readLoop() error {
+	for {
+		var slot *tcpSlot
+		select {
+		case slot = <-tc.free:
+		case <-tc.stopped:
+			return nil
+		}
+		rec, err := ReadRecord(tc.c, slot.record, tc.srv.cfg.MaxRecord)
+		slot.record = rec
+		if err != nil {
+			tc.free <- slot
+			if isStopped(tc.stopped) {
+				return nil
+			}
+			return err
+		}
+		select {
+		case tc.work <- slot:
+		default:
+			if tc.workers < cap(tc.free) {
+				tc.workers++
+				go tc.worker()
+			}
+			tc.work <- slot
+		}
+	}
+}
+
+func (tc *tcpConn) worker() {
+	for slot := range tc.work {
+		slot.send = tc.srv.disp.Dispatch(tc.ctx, slot.record, &tc.info, &slot.call, &slot.reply)
+		tc.out <- slot
+	}
+}
+
+func (tc *tcpConn) writeLoop() {
+	var failed bool
+	for slot := range tc.out {
+		if slot.send && !failed {
+			if err := tc.writeReply(slot); err != nil {
+				failed = true
+				tc.log.Info("write failed; closing", zap.Error(err))
+				tc.c.Close()
+			}
+		}
+		slot.call = Call{}
+		slot.reply.Payload = nil
+		tc.free <- slot
+	}
+}
+
+// writeReply writes head, payload, padding and tail as one record with a
+// single gather write.
+func (tc *tcpConn) writeReply(slot *tcpSlot) error {
+	r := &slot.reply
+	AppendRecordMark(slot.mark[:0], r.Len())
+	slot.iov[0] = slot.mark[:]
+	slot.iov[1] = r.Head
+	slot.bufs = slot.iov[:2]
+	if len(r.Payload) > 0 {
+		slot.bufs = append(slot.bufs, r.Payload)
+		if pad := padding(len(r.Payload)); len(pad) > 0 {
+			slot.bufs = append(slot.bufs, pad)
+		}
+	}
+	if len(r.Tail) > 0 {
+		slot.bufs = append(slot.bufs, r.Tail)
+	}
+	_, err := slot.bufs.WriteTo(tc.c)
+	return err
+}
+
+var padBytes [3]byte
+
+func padding(n int) []byte { return padBytes[:(4-n&3)&3] }
