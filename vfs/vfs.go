@@ -1,0 +1,154 @@
+package vfs
+
+import (
+	"errors"
+	"time"
+)
+
+// MaxHandle is the largest backend handle. The NFS layer wraps it with its
+// own header (version, fsid) and must stay within NFS3_FHSIZE (64 bytes).
+const MaxHandle = 48
+
+// Handle is a backend's opaque, stable file identity: it survives server
+// restarts and renames, and names exactly one file of one export. The NFS
+// layer never looks inside it.
+type Handle []byte
+
+// FileType is ftype3, RFC 1813 section 2.6, with the same numbering.
+type FileType uint32
+
+// File types.
+const (
+	TypeReg  FileType = 1
+	TypeDir  FileType = 2
+	TypeBlk  FileType = 3
+	TypeChr  FileType = 4
+	TypeLnk  FileType = 5
+	TypeSock FileType = 6
+	TypeFIFO FileType = 7
+)
+
+// Attr is what fattr3 (RFC 1813 section 2.6) needs from a backend.
+type Attr struct {
+	Type   FileType
+	Mode   uint32 // permission bits with setuid (04000), setgid (02000), sticky (01000)
+	Nlink  uint32
+	UID    uint32
+	GID    uint32
+	Size   uint64
+	Used   uint64
+	Major  uint32 // rdev for TypeBlk and TypeChr
+	Minor  uint32
+	FileID uint64
+	Atime  time.Time
+	Mtime  time.Time
+	Ctime  time.Time
+}
+
+// SetAttr lists the attributes to change (nil: leave alone), as sattr3
+// (RFC 1813 section 2.6) after the NFS layer resolved SET_TO_SERVER_TIME.
+type SetAttr struct {
+	Mode  *uint32
+	UID   *uint32
+	GID   *uint32
+	Size  *uint64
+	Atime *time.Time
+	Mtime *time.Time
+}
+
+// Owner is the identity that owns a newly created object (after squashing).
+type Owner struct {
+	UID, GID uint32
+}
+
+// DirEntry is one READDIR entry. Cookie resumes the listing after it.
+type DirEntry struct {
+	Name   string
+	FileID uint64
+	Cookie uint64
+}
+
+// FSStat is what FSSTAT (RFC 1813 section 3.3.18) reports.
+type FSStat struct {
+	TotalBytes, FreeBytes, AvailBytes uint64
+	TotalFiles, FreeFiles, AvailFiles uint64
+}
+
+// Errors specific to the backend layer. Everything else is an errno
+// (syscall.Errno, possibly wrapped in *os.PathError) or one of the io/fs
+// sentinel errors; the NFS layer maps them to nfsstat3 in one place.
+var (
+	// ErrStale: the handle named a file that no longer exists, or one
+	// outside this export.
+	ErrStale = errors.New("vfs: stale file handle")
+	// ErrBadHandle: the handle is not one this backend could have made.
+	ErrBadHandle = errors.New("vfs: malformed file handle")
+	// ErrNotSupported: the backend cannot do this (hard links on a
+	// backend without them, mknod of a device, ...).
+	ErrNotSupported = errors.New("vfs: operation not supported by this backend")
+	// ErrExclusiveMismatch: an EXCLUSIVE create found the name taken by a
+	// file created with another verifier (or not by EXCLUSIVE create).
+	ErrExclusiveMismatch = errors.New("vfs: exclusive create verifier mismatch")
+)
+
+// FS is one export's filesystem, addressed by handles. Implementations are
+// safe for concurrent use. Names are single path components: the backend
+// rejects "", "/"-containing names and anything that would leave the
+// export (EINVAL or EACCES); "." and ".." are resolved by Lookup only, and
+// ".." of the root is the root.
+//
+// Permission checks are the NFS layer's job: the backend runs every
+// operation with the server's own privileges.
+type FS interface {
+	// Root returns the export root's handle.
+	Root() Handle
+	// GetAttr returns the attributes of h.
+	GetAttr(h Handle) (Attr, error)
+	// SetAttr changes attributes of h (a size change truncates or extends).
+	SetAttr(h Handle, s SetAttr) error
+	// Lookup finds name in directory dir.
+	Lookup(dir Handle, name string) (Handle, Attr, error)
+	// ReadLink returns a symbolic link's target.
+	ReadLink(h Handle) (string, error)
+	// ReadAt reads into p from offset off. eof is true when the read
+	// reached the end of the file. Open files are cached across calls.
+	ReadAt(h Handle, p []byte, off int64) (n int, eof bool, err error)
+	// WriteAt writes p at offset off; with sync the data (and metadata
+	// needed to find it) is on stable storage before it returns.
+	WriteAt(h Handle, p []byte, off int64, sync bool) (int, error)
+	// Commit flushes h's data to stable storage.
+	Commit(h Handle) error
+	// Create makes a regular file. With exclusive, verf is stored so that
+	// a retransmitted create with the same verifier succeeds (returning
+	// the same file) and one with another verifier fails with
+	// ErrExclusiveMismatch; without it, an existing name fails with
+	// fs.ErrExist only when guarded is true, else the file is opened (and
+	// truncated when the caller then sets size 0 through SetAttr).
+	Create(dir Handle, name string, mode uint32, owner Owner, guarded, exclusive bool, verf [8]byte) (Handle, Attr, error)
+	// Mkdir makes a directory.
+	Mkdir(dir Handle, name string, mode uint32, owner Owner) (Handle, Attr, error)
+	// Symlink makes a symbolic link to target.
+	Symlink(dir Handle, name, target string, mode uint32, owner Owner) (Handle, Attr, error)
+	// Mknod makes a FIFO, socket or device node; ErrNotSupported where the
+	// backend cannot.
+	Mknod(dir Handle, name string, typ FileType, mode uint32, major, minor uint32, owner Owner) (Handle, Attr, error)
+	// Remove unlinks a non-directory.
+	Remove(dir Handle, name string) error
+	// Rmdir removes an empty directory.
+	Rmdir(dir Handle, name string) error
+	// Rename moves fromName in fromDir to toName in toDir, replacing a
+	// compatible target, as rename(2).
+	Rename(fromDir Handle, fromName string, toDir Handle, toName string) error
+	// Link makes a hard link to h; ErrNotSupported where the backend has
+	// none.
+	Link(h Handle, dir Handle, name string) error
+	// ReadDir lists dir starting after cookie (0: from the start),
+	// returning at most max entries, "." and ".." included. Cookies are
+	// stable while the directory does not change and remain usable
+	// (best effort) after it does, as knfsd's.
+	ReadDir(dir Handle, cookie uint64, max int) (entries []DirEntry, eof bool, err error)
+	// FSStat reports space and file counts.
+	FSStat() (FSStat, error)
+	// Close releases cached open files and other resources.
+	Close() error
+}
