@@ -1,0 +1,226 @@
+package exports
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// ONC RPC authentication flavors (RFC 5531 section 8.2) accepted by sec=.
+const (
+	AuthNone uint32 = 0 // AUTH_NONE, sec=none
+	AuthSys  uint32 = 1 // AUTH_SYS, sec=sys
+)
+
+// DefaultAnonID is the default anonuid and anongid (nobody/nogroup).
+const DefaultAnonID = 65534
+
+// Transport is one transport an NFS call can arrive on.
+type Transport uint8
+
+// The transports; as bits they make up a TransportSet.
+const (
+	TCP Transport = 1 << iota
+	RDMA
+)
+
+// String returns "tcp" or "rdma".
+func (t Transport) String() string {
+	switch t {
+	case TCP:
+		return "tcp"
+	case RDMA:
+		return "rdma"
+	}
+	return "transport(" + strconv.Itoa(int(t)) + ")"
+}
+
+// TransportSet is a bitmask of Transport values (option transports=).
+type TransportSet uint8
+
+// AllTransports is the default: transports=tcp:rdma.
+const AllTransports = TransportSet(TCP | RDMA)
+
+// Has reports whether t is in the set.
+func (s TransportSet) Has(t Transport) bool { return s&TransportSet(t) != 0 }
+
+// String spells the set as in the transports= option, e.g. "tcp:rdma".
+func (s TransportSet) String() string {
+	var parts []string
+	for _, t := range []Transport{TCP, RDMA} {
+		if s.Has(t) {
+			parts = append(parts, t.String())
+		}
+	}
+	return strings.Join(parts, ":")
+}
+
+// SquashMode says which callers are mapped to the anonymous identity.
+type SquashMode uint8
+
+// The squash modes. RootSquash is the default.
+const (
+	RootSquash   SquashMode = iota // root_squash: uid 0 and gid 0 become anonuid/anongid
+	NoRootSquash                   // no_root_squash: identities pass unchanged
+	AllSquash                      // all_squash: every caller becomes anonuid/anongid
+)
+
+// String returns the option name: "root_squash", "no_root_squash" or
+// "all_squash".
+func (m SquashMode) String() string {
+	switch m {
+	case RootSquash:
+		return "root_squash"
+	case NoRootSquash:
+		return "no_root_squash"
+	case AllSquash:
+		return "all_squash"
+	}
+	return "squash(" + strconv.Itoa(int(m)) + ")"
+}
+
+// Backends named by the backend= option.
+const (
+	BackendOS  = "os"  // the export path is a directory of the local file system
+	BackendMem = "mem" // an in-memory file system; the path is only a name
+)
+
+// Options are the effective options of one client rule: the defaults,
+// overridden by the line's "-opts" default list, overridden by the
+// client's own "(opts)".
+type Options struct {
+	ReadOnly   bool         // ro (default) / rw
+	Async      bool         // sync (default) / async
+	Insecure   bool         // secure (default) / insecure
+	Squash     SquashMode   // root_squash (default) / no_root_squash / all_squash
+	AnonUID    uint32       // anonuid=N, default 65534
+	AnonGID    uint32       // anongid=N, default 65534
+	FSID       uint32       // fsid=N; fsid=root means 0
+	FSIDSet    bool         // whether fsid= was given
+	Flavors    []uint32     // sec=, in the admin's order; default [AuthSys]
+	Transports TransportSet // transports=, default AllTransports
+	Backend    string       // backend=, BackendOS (default) or BackendMem
+	Ignored    []string     // knfsd options accepted without effect, as written
+}
+
+// DefaultOptions returns the options of a client given with no options:
+// ro, sync, secure, root_squash, anonuid=65534, anongid=65534, sec=sys,
+// transports=tcp:rdma, backend=os.
+func DefaultOptions() Options {
+	return Options{
+		ReadOnly:   true,
+		Squash:     RootSquash,
+		AnonUID:    DefaultAnonID,
+		AnonGID:    DefaultAnonID,
+		Flavors:    []uint32{AuthSys},
+		Transports: AllTransports,
+		Backend:    BackendOS,
+	}
+}
+
+// AllowsTransport reports whether calls arriving on t may use this rule.
+func (o *Options) AllowsTransport(t Transport) bool { return o.Transports.Has(t) }
+
+// AllowsFlavor reports whether the RPC auth flavor f is in the sec= list.
+func (o *Options) AllowsFlavor(f uint32) bool { return slices.Contains(o.Flavors, f) }
+
+// PortOK is the "secure" check: with secure (the default) a TCP caller
+// must come from a reserved source port (below 1024). RDMA calls always
+// pass, as in knfsd, which treats RDMA connections as secure. With
+// insecure every port passes.
+func (o *Options) PortOK(t Transport, port int) bool {
+	if o.Insecure || t == RDMA {
+		return true
+	}
+	return port >= 0 && port < 1024
+}
+
+// SquashIDs maps an AUTH_SYS identity as knfsd does. root_squash: uid 0
+// becomes AnonUID, gid 0 becomes AnonGID, and so does every supplementary
+// gid 0. all_squash: the uid becomes AnonUID, the gid AnonGID, and the
+// supplementary groups are dropped. no_root_squash: nothing changes.
+// The gids slice is never modified; a changed list is a new slice.
+//
+// For AUTH_NONE calls, which carry no identity, use AnonUID and AnonGID.
+func (o *Options) SquashIDs(uid, gid uint32, gids []uint32) (uint32, uint32, []uint32) {
+	switch o.Squash {
+	case AllSquash:
+		return o.AnonUID, o.AnonGID, nil
+	case NoRootSquash:
+		return uid, gid, gids
+	}
+	if uid == 0 {
+		uid = o.AnonUID
+	}
+	if gid == 0 {
+		gid = o.AnonGID
+	}
+	if slices.Contains(gids, 0) {
+		gids = slices.Clone(gids)
+		for i, g := range gids {
+			if g == 0 {
+				gids[i] = o.AnonGID
+			}
+		}
+	}
+	return uid, gid, gids
+}
+
+// String spells out every effective option in a fixed order, in the
+// exports(5) syntax, e.g.
+// "rw,async,insecure,root_squash,anonuid=65534,anongid=65534,fsid=1,sec=sys,transports=tcp:rdma,backend=os".
+// Ignored options are not included.
+func (o *Options) String() string {
+	b := make([]byte, 0, 128)
+	b = append(b, pick(o.ReadOnly, "ro", "rw")...)
+	b = append(b, pick(o.Async, ",async", ",sync")...)
+	b = append(b, pick(o.Insecure, ",insecure", ",secure")...)
+	b = append(b, ',')
+	b = append(b, o.Squash.String()...)
+	b = append(b, ",anonuid="...)
+	b = strconv.AppendUint(b, uint64(o.AnonUID), 10)
+	b = append(b, ",anongid="...)
+	b = strconv.AppendUint(b, uint64(o.AnonGID), 10)
+	if o.FSIDSet {
+		b = append(b, ",fsid="...)
+		b = strconv.AppendUint(b, uint64(o.FSID), 10)
+	}
+	if len(o.Flavors) > 0 {
+		b = append(b, ",sec="...)
+		for i, f := range o.Flavors {
+			if i > 0 {
+				b = append(b, ':')
+			}
+			b = append(b, flavorName(f)...)
+		}
+	}
+	b = append(b, ",transports="...)
+	b = append(b, o.Transports.String()...)
+	b = append(b, ",backend="...)
+	b = append(b, o.Backend...)
+	return string(b)
+}
+
+func pick(c bool, yes, no string) string {
+	if c {
+		return yes
+	}
+	return no
+}
+
+func flavorName(f uint32) string {
+	switch f {
+	case AuthNone:
+		return "none"
+	case AuthSys:
+		return "sys"
+	}
+	return strconv.FormatUint(uint64(f), 10)
+}
+
+// clone returns o with its slices copied, so rules never share them.
+func (o Options) clone() Options {
+	o.Flavors = slices.Clone(o.Flavors)
+	o.Ignored = slices.Clone(o.Ignored)
+	return o
+}
