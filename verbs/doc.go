@@ -1,0 +1,64 @@
+// Package verbs is the RDMA verbs layer of gonfsrdma: connection
+// management (rdma_cm), protection domains, memory regions, completion
+// queues and reliable-connected queue pairs behind one Go-native API with
+// two implementations:
+//
+//   - NewRDMAProvider: real RDMA through librdmacm and libibverbs (cgo,
+//     linux only; the only cgo in the module). Builds without cgo, on other
+//     systems or with the nordma tag get a stub whose constructor returns
+//     ErrNoRDMA.
+//   - NewFabric: an in-process software fabric with the same semantics
+//     (rkeys, bounds, RNR, length errors, ordering, Send-With-Invalidate,
+//     flushes) plus fault injection and leak counters, for plain go test.
+//
+// # Connection set-up
+//
+// Passive side: Provider.Listen, Listener.GetRequest, then on the
+// ConnRequest: Conn(cfg) to create the QP, Register memory and PostRecv
+// the Receives, and only then Accept(privateData, initiatorDepth,
+// responderResources). Active side: Provider.Dial with ConnParams; post
+// Receives in ConnParams.Prepare, which runs after the QP exists and
+// before the CM REQ is sent. Private data bytes are opaque here (RFC 8797
+// encoding belongs to rpcrdma); the CM may zero-pad what the peer sent.
+//
+// # Work requests and completions
+//
+// PostRecv and PostSend take chains ([]RecvWR, []SendWR) whose SGLs are
+// built with MR.SGE. A WR's ID is the caller's uint64 (an index into its
+// own table), returned in the Completion; IDs >= ReservedWRID are
+// reserved. Poll (one goroutine at a time) returns completions of both
+// completion queues; Completion.Recv tells which. Sends execute in order:
+// RDMA Writes posted before a Send are placed before the peer sees the
+// Send.
+//
+// # Buffer ownership
+//
+//   - A buffer named by a posted WR belongs to the provider from the Post
+//     call until its Completion is returned by Poll — successful, failed or
+//     flushed — or until Conn.Close returns. Do not modify a Send/Write
+//     source or read a Receive/Read destination in between. An unsignaled
+//     Send's buffer is released by the completion of a later signaled WR
+//     on the same QP (or by a flush).
+//   - A region whose rkey was given to the peer may be read or written by
+//     the peer until the upper protocol says it is done with it (reply
+//     sent, or rkey invalidated).
+//   - An MR may be Deregistered only when no posted WR names it and the
+//     peer no longer uses its rkey; slices into it are invalid after.
+//     MRs outlive their Conn: Close does not deregister them (each must be
+//     Deregistered; the real provider frees the protection domain after
+//     the Conn is closed and its last MR is deregistered).
+//
+// # Errors and teardown
+//
+// The first work completion in error (other than a flush) kills the
+// connection: the QP moves to the error state, the peer is disconnected,
+// every outstanding WR completes with IBV_WC_WR_FLUSH_ERR, Done is closed
+// and Err returns the reason (*WCError, *AsyncEventError,
+// ErrDisconnected, ErrClosed, ErrDeviceRemoved). A WCStatus is an error
+// value, so errors.Is(err, WCRemAccessErr) works. Poll returns (0, Err())
+// once every flushed completion has been returned; that is the point at
+// which all posted buffers are back with the caller.
+//
+// Registered memory is pinned and counts against RLIMIT_MEMLOCK: call
+// RaiseMemlock at start-up.
+package verbs

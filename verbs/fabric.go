@@ -1,0 +1,377 @@
+package verbs
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Fabric is an in-process software RDMA fabric implementing Provider.
+// Endpoints are arbitrary address strings ("fabric-a:20049"). It models an
+// RC queue pair closely enough to test an RPC-over-RDMA transport:
+//
+//   - memory regions with lkeys, rkeys, access flags and bounds; an RDMA
+//     Read/Write with a wrong, invalidated or out-of-bounds rkey completes
+//     with IBV_WC_REM_ACCESS_ERR on the requester and kills the responder's
+//     QP with IBV_EVENT_QP_ACCESS_ERR;
+//   - a Send that finds no Receive posted fails with
+//     IBV_WC_RNR_RETRY_EXC_ERR (rnr_retry 0); a Send larger than the
+//     Receive is IBV_WC_LOC_LEN_ERR on the receiver and
+//     IBV_WC_REM_INV_REQ_ERR on the sender;
+//   - send-queue WRs execute in order on a per-Conn goroutine, so RDMA
+//     Writes land before a following Send;
+//   - Send-With-Invalidate invalidates the named rkey on the receiver;
+//   - a QP in error flushes every outstanding WR with IBV_WC_WR_FLUSH_ERR.
+//     Any error completion also disconnects the peer, as the Linux ULPs do
+//     on their first error completion.
+//
+// Faults are injected with SetFaults; Stats counts live objects so tests
+// can assert that nothing leaked.
+type Fabric struct {
+	mu        sync.Mutex
+	listeners map[string]*fabListener
+	clientSeq int
+
+	mrSeq   atomic.Uint32
+	plan    atomic.Pointer[planState]
+	corrupt atomic.Int64
+
+	nListeners  atomic.Int64
+	nConns      atomic.Int64
+	nMRs        atomic.Int64
+	mrBytes     atomic.Int64
+	postedRecvs atomic.Int64
+	postedSends atomic.Int64
+}
+
+var _ Provider = (*Fabric)(nil)
+
+// NewFabric returns an empty fabric.
+func NewFabric() *Fabric {
+	return &Fabric{listeners: make(map[string]*fabListener)}
+}
+
+// FaultPlan describes faults the fabric injects.
+type FaultPlan struct {
+	// DropAfter, when > 0, disconnects a connection after it has executed
+	// DropAfter send-queue WRs (both sides together, counted from
+	// SetFaults or connection set-up, whichever is later); the next WR is
+	// flushed instead. Both sides' Err match ErrDisconnected.
+	DropAfter int
+	// CompletionDelay delays the execution, and so the completions, of
+	// every send-queue WR (and the Receive it consumes) by this long.
+	CompletionDelay time.Duration
+	// CorruptRKeys corrupts the rkey of the next CorruptRKeys RDMA
+	// Read/Write operations executed anywhere on the fabric, which makes
+	// them fail with IBV_WC_REM_ACCESS_ERR.
+	CorruptRKeys int
+}
+
+type planState struct {
+	FaultPlan
+	gen uint64
+}
+
+// SetFaults replaces the fault plan; the zero FaultPlan disables faults.
+func (f *Fabric) SetFaults(p FaultPlan) {
+	old := f.plan.Load()
+	var gen uint64 = 1
+	if old != nil {
+		gen = old.gen + 1
+	}
+	f.plan.Store(&planState{FaultPlan: p, gen: gen})
+	f.corrupt.Store(int64(p.CorruptRKeys))
+}
+
+// takeCorrupt reports whether the current RDMA operation must use a
+// corrupted rkey.
+func (f *Fabric) takeCorrupt() bool {
+	return f.corrupt.Load() > 0 && f.corrupt.Add(-1) >= 0
+}
+
+// FabricStats counts live fabric objects.
+type FabricStats struct {
+	Listeners   int   // open Listeners
+	Conns       int   // Conns created and not yet Closed (accepted or not)
+	MRs         int   // registered, not yet Deregistered memory regions
+	MRBytes     int64 // bytes in those regions
+	PostedRecvs int   // Receive WRs posted and not yet completed
+	PostedSends int   // send-queue WRs posted and not yet completed
+}
+
+// Stats returns the current counts.
+func (f *Fabric) Stats() FabricStats {
+	return FabricStats{
+		Listeners:   int(f.nListeners.Load()),
+		Conns:       int(f.nConns.Load()),
+		MRs:         int(f.nMRs.Load()),
+		MRBytes:     f.mrBytes.Load(),
+		PostedRecvs: int(f.postedRecvs.Load()),
+		PostedSends: int(f.postedSends.Load()),
+	}
+}
+
+// Listen implements Provider.
+func (f *Fabric) Listen(addr string) (Listener, error) {
+	if addr == "" {
+		return nil, errors.New("verbs: fabric: empty listen address")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.listeners[addr]; ok {
+		return nil, errors.New("verbs: fabric: address in use: " + addr)
+	}
+	ln := &fabListener{fab: f, addr: addr, reqs: make(chan *fabRequest, 128), done: make(chan struct{})}
+	f.listeners[addr] = ln
+	f.nListeners.Add(1)
+	return ln, nil
+}
+
+// Dial implements Provider.
+func (f *Fabric) Dial(ctx context.Context, addr string, p ConnParams) (Conn, error) {
+	cfg, err := p.Config.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if len(p.PrivateData) > MaxReqPrivateData {
+		return nil, ErrPrivateDataTooLong
+	}
+	f.mu.Lock()
+	f.clientSeq++
+	local := "fabric-client-" + strconv.Itoa(f.clientSeq) + ":" + strconv.Itoa(40000+f.clientSeq%20000)
+	f.mu.Unlock()
+
+	l := &link{}
+	c := f.newConn(l, 0, cfg, local, addr)
+	if p.Prepare != nil {
+		if err := p.Prepare(c); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
+	f.mu.Lock()
+	ln := f.listeners[addr]
+	f.mu.Unlock()
+	if ln == nil {
+		c.Close()
+		return nil, &RejectError{Status: RejectInvalidServiceID}
+	}
+	req := &fabRequest{
+		link:    l,
+		client:  c,
+		priv:    padded(p.PrivateData, MaxReqPrivateData),
+		ird:     p.InitiatorDepth,
+		ord:     p.ResponderResources,
+		remote:  local,
+		local:   addr,
+		decided: make(chan struct{}),
+	}
+	l.mu.Lock()
+	l.req = req
+	l.mu.Unlock()
+	if !ln.enqueue(req) {
+		c.Close()
+		return nil, &RejectError{Status: RejectInvalidServiceID}
+	}
+	select {
+	case <-req.decided:
+	case <-ctx.Done():
+		l.mu.Lock()
+		if !req.answered {
+			req.answered, req.abandoned = true, true
+			l.mu.Unlock()
+			c.Close()
+			return nil, ctx.Err()
+		}
+		l.mu.Unlock()
+	}
+	l.mu.Lock()
+	accepted, rej := req.accepted, req.rejPriv
+	l.mu.Unlock()
+	if !accepted {
+		c.Close()
+		return nil, &RejectError{Status: RejectConsumer, PrivateData: rej}
+	}
+	return c, nil
+}
+
+func padded(b []byte, n int) []byte {
+	out := make([]byte, n)
+	copy(out, b)
+	return out
+}
+
+// fabListener implements Listener.
+type fabListener struct {
+	fab    *Fabric
+	addr   string
+	mu     sync.Mutex
+	closed bool
+	reqs   chan *fabRequest
+	done   chan struct{}
+}
+
+func (ln *fabListener) enqueue(r *fabRequest) bool {
+	ln.mu.Lock()
+	defer ln.mu.Unlock()
+	if ln.closed {
+		return false
+	}
+	r.ln = ln
+	select {
+	case ln.reqs <- r:
+		return true
+	default: // backlog full: the CM drops the REQ; report a refusal
+		return false
+	}
+}
+
+func (ln *fabListener) GetRequest(ctx context.Context) (ConnRequest, error) {
+	select {
+	case r := <-ln.reqs:
+		return r, nil
+	case <-ln.done:
+		return nil, ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (ln *fabListener) Addr() string { return ln.addr }
+
+func (ln *fabListener) Close() error {
+	ln.mu.Lock()
+	if ln.closed {
+		ln.mu.Unlock()
+		return nil
+	}
+	ln.closed = true
+	close(ln.done)
+	ln.mu.Unlock()
+	f := ln.fab
+	f.mu.Lock()
+	delete(f.listeners, ln.addr)
+	f.mu.Unlock()
+	f.nListeners.Add(-1)
+	for {
+		select {
+		case r := <-ln.reqs:
+			r.Reject(nil)
+		default:
+			return nil
+		}
+	}
+}
+
+// fabRequest implements ConnRequest. Fields below link are guarded by
+// link.mu.
+type fabRequest struct {
+	ln       *fabListener
+	link     *link
+	client   *fabConn
+	priv     []byte
+	ird, ord uint8
+	remote   string
+	local    string
+	decided  chan struct{}
+
+	conn      *fabConn
+	answered  bool
+	accepted  bool
+	abandoned bool
+	rejPriv   []byte
+}
+
+func (r *fabRequest) PrivateData() []byte       { return r.priv }
+func (r *fabRequest) RemoteAddr() string        { return r.remote }
+func (r *fabRequest) LocalAddr() string         { return r.local }
+func (r *fabRequest) InitiatorDepth() uint8     { return r.ird }
+func (r *fabRequest) ResponderResources() uint8 { return r.ord }
+
+func (r *fabRequest) Conn(cfg Config) (Conn, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	l := r.link
+	l.mu.Lock()
+	if r.conn != nil {
+		l.mu.Unlock()
+		return nil, errors.New("verbs: ConnRequest.Conn called twice")
+	}
+	if r.answered {
+		l.mu.Unlock()
+		if r.abandoned {
+			return nil, ErrDisconnected
+		}
+		return nil, ErrNotConnected
+	}
+	l.mu.Unlock()
+	c := r.ln.fab.newConn(l, 1, cfg, r.local, r.remote)
+	l.mu.Lock()
+	r.conn = c
+	c.peerPriv = r.priv
+	if r.abandoned {
+		// The client gave up while the QP was being created.
+		l.teardownSide(c, ErrDisconnected)
+	}
+	l.mu.Unlock()
+	return c, nil
+}
+
+func (r *fabRequest) Accept(privateData []byte, initiatorDepth, responderResources uint8) error {
+	if len(privateData) > MaxRepPrivateData {
+		return ErrPrivateDataTooLong
+	}
+	l := r.link
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if r.conn == nil {
+		return errors.New("verbs: Accept before ConnRequest.Conn")
+	}
+	if r.answered {
+		if r.abandoned {
+			return ErrDisconnected
+		}
+		return errors.New("verbs: connection request already answered")
+	}
+	if r.conn.state != stIdle || r.client.state != stIdle {
+		return ErrDisconnected
+	}
+	r.answered, r.accepted = true, true
+	r.client.peerPriv = padded(privateData, MaxRepPrivateData)
+	r.client.state = stConnected
+	r.conn.state = stConnected
+	close(r.decided)
+	return nil
+}
+
+func (r *fabRequest) Reject(privateData []byte) error {
+	if len(privateData) > MaxRejPrivateData {
+		return ErrPrivateDataTooLong
+	}
+	l := r.link
+	l.mu.Lock()
+	if r.answered {
+		l.mu.Unlock()
+		if r.conn != nil {
+			r.conn.Close()
+		}
+		if r.abandoned {
+			return nil
+		}
+		return errors.New("verbs: connection request already answered")
+	}
+	r.answered = true
+	r.rejPriv = padded(privateData, MaxRejPrivateData)
+	close(r.decided)
+	c := r.conn
+	l.mu.Unlock()
+	if c != nil {
+		c.Close()
+	}
+	return nil
+}

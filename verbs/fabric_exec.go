@@ -1,0 +1,247 @@
+package verbs
+
+import "time"
+
+// The per-Conn worker executes send-queue WRs in order, which gives the
+// RC ordering guarantee: an RDMA Write is placed before a Send posted
+// after it completes at the peer.
+
+func (c *fabConn) run() {
+	defer close(c.workerDone)
+	for {
+		select {
+		case <-c.kick:
+		case <-c.quit:
+			return
+		}
+		for c.step() {
+		}
+	}
+}
+
+// step executes the WR at the head of the send queue and reports whether
+// there was one.
+func (c *fabConn) step() bool {
+	l := c.l
+	l.mu.Lock()
+	if c.state != stConnected || c.sqLen == 0 {
+		l.mu.Unlock()
+		return false
+	}
+	plan := c.fab.plan.Load()
+	if plan != nil && plan.CompletionDelay > 0 {
+		l.mu.Unlock()
+		t := time.NewTimer(plan.CompletionDelay)
+		select {
+		case <-t.C:
+		case <-c.quit:
+			t.Stop()
+			return false
+		}
+		l.mu.Lock()
+		if c.state != stConnected || c.sqLen == 0 {
+			l.mu.Unlock() // flushed meanwhile
+			return false
+		}
+	}
+	if plan != nil && plan.DropAfter > 0 {
+		if l.gen != plan.gen {
+			l.gen, l.ops = plan.gen, 0
+		}
+		l.ops++
+		if l.ops > plan.DropAfter {
+			l.teardown(c, errInjectedDrop, errInjectedDrop)
+			l.mu.Unlock()
+			return false
+		}
+	}
+	c.exec(&c.sq[c.sqHead])
+	p := c.peer()
+	c.checkOverflow()
+	if p != nil {
+		p.checkOverflow()
+	}
+	l.mu.Unlock()
+	return true
+}
+
+// checkOverflow kills a QP whose CQ overflowed. Caller holds link.mu.
+func (c *fabConn) checkOverflow() {
+	if c.cqOverflow && (c.state == stConnected || c.state == stIdle) {
+		c.l.teardown(c, &AsyncEventError{Event: EventCQErr}, ErrDisconnected)
+	}
+}
+
+// exec runs one send-queue WR against the peer. Caller holds link.mu.
+func (c *fabConn) exec(e *sendEntry) {
+	p := c.peer()
+	if p == nil || p.state != stConnected {
+		c.l.teardown(c, ErrDisconnected, ErrDisconnected)
+		return
+	}
+	switch e.op {
+	case OpSend, OpSendWithInv:
+		c.execSend(e, p)
+	case OpRDMAWrite:
+		c.execWrite(e, p)
+	case OpRDMARead:
+		c.execRead(e, p)
+	}
+}
+
+// finishSend retires the head send-queue entry with a completion: always
+// for errors, for success only when signaled. A signaled success also
+// frees the slots of the unsignaled WRs before it.
+func (c *fabConn) finishSend(e *sendEntry, status WCStatus, byteLen uint32) {
+	if status != WCSuccess || e.signaled {
+		c.pushCQE(Completion{WRID: e.id, Status: status, Opcode: sendWCOpcode(e.op), ByteLen: byteLen})
+	}
+	switch {
+	case status != WCSuccess:
+		c.sqUsed--
+	case e.signaled:
+		c.sqUsed -= 1 + c.unsignaledRetire
+		c.unsignaledRetire = 0
+	default:
+		c.unsignaledRetire++
+	}
+	c.sqHead = (c.sqHead + 1) % len(c.sq)
+	c.sqLen--
+	c.fab.postedSends.Add(-1)
+}
+
+// fail completes e in error, kills this QP with that error and the peer
+// with peerErr.
+func (c *fabConn) fail(e *sendEntry, status WCStatus, peerErr error) {
+	id := e.id
+	c.finishSend(e, status, 0)
+	c.l.teardown(c, &WCError{Status: status, WRID: id}, peerErr)
+}
+
+// gatherLen checks a local SGL and returns its total length.
+func (c *fabConn) gatherLen(sgl []SGE, write bool) (uint32, bool) {
+	var n uint64
+	for _, s := range sgl {
+		if _, ok := c.localSeg(s, write); !ok {
+			return 0, false
+		}
+		n += uint64(s.Length)
+	}
+	if n > 1<<31 {
+		return 0, false
+	}
+	return uint32(n), true
+}
+
+// remoteSeg resolves an RDMA Read/Write target at the responder p.
+func (c *fabConn) remoteSeg(p *fabConn, e *sendEntry, n uint32, need Access) ([]byte, bool) {
+	rkey := e.rkey
+	if c.fab.takeCorrupt() {
+		rkey ^= 0xff // turns the key into an lkey-shaped value: never a valid rkey
+	}
+	m := p.mrByKey(rkey, true)
+	if m == nil || m.access&need == 0 {
+		return nil, false
+	}
+	return m.bytesAt(e.raddr, n)
+}
+
+// execSend: IBV_WR_SEND / IBV_WR_SEND_WITH_INV consume the peer's next
+// Receive.
+func (c *fabConn) execSend(e *sendEntry, p *fabConn) {
+	total, ok := c.gatherLen(e.sgl, false)
+	if !ok {
+		c.fail(e, WCLocProtErr, ErrDisconnected)
+		return
+	}
+	if p.rqLen == 0 {
+		// Receiver not ready and rnr_retry_count 0: the requester
+		// gives up at once.
+		c.fail(e, WCRNRRetryExcErr, ErrDisconnected)
+		return
+	}
+	r := &p.rq[p.rqHead]
+	p.rqHead = (p.rqHead + 1) % len(p.rq)
+	p.rqLen--
+	p.fab.postedRecvs.Add(-1)
+	recvFail := func(status WCStatus, senderStatus WCStatus) {
+		p.pushCQE(Completion{WRID: r.id, Status: status, Opcode: WCRecv, Recv: true})
+		peerErr := &WCError{Status: status, WRID: r.id, Recv: true}
+		c.fail(e, senderStatus, peerErr)
+	}
+	room, ok := p.gatherLen(r.sgl, true)
+	if !ok {
+		recvFail(WCLocProtErr, WCRemOpErr)
+		return
+	}
+	if total > room {
+		recvFail(WCLocLenErr, WCRemInvReqErr)
+		return
+	}
+	var inv *MR
+	if e.op == OpSendWithInv {
+		if inv = p.mrByKey(e.invRKey, true); inv == nil {
+			recvFail(WCLocAccessErr, WCRemInvReqErr)
+			return
+		}
+	}
+	// Copy the gather list into the scatter list.
+	di, doff := 0, 0
+	for _, s := range e.sgl {
+		src, _ := c.localSeg(s, false)
+		for len(src) > 0 {
+			dst, _ := p.localSeg(r.sgl[di], true)
+			n := copy(dst[doff:], src)
+			src = src[n:]
+			doff += n
+			if doff == len(dst) {
+				di, doff = di+1, 0
+			}
+		}
+	}
+	wc := Completion{WRID: r.id, Status: WCSuccess, Opcode: WCRecv, Recv: true, ByteLen: total}
+	if inv != nil {
+		inv.invalidated = true
+		wc.Invalidated, wc.InvalidatedRKey = true, e.invRKey
+	}
+	p.pushCQE(wc)
+	c.finishSend(e, WCSuccess, 0)
+}
+
+// execWrite: IBV_WR_RDMA_WRITE places the gather list at RemoteAddr.
+func (c *fabConn) execWrite(e *sendEntry, p *fabConn) {
+	total, ok := c.gatherLen(e.sgl, false)
+	if !ok {
+		c.fail(e, WCLocProtErr, ErrDisconnected)
+		return
+	}
+	dst, ok := c.remoteSeg(p, e, total, AccessRemoteWrite)
+	if !ok {
+		c.fail(e, WCRemAccessErr, &AsyncEventError{Event: EventQPAccessErr})
+		return
+	}
+	for _, s := range e.sgl {
+		src, _ := c.localSeg(s, false)
+		dst = dst[copy(dst, src):]
+	}
+	c.finishSend(e, WCSuccess, 0)
+}
+
+// execRead: IBV_WR_RDMA_READ scatters the bytes at RemoteAddr into the SGL.
+func (c *fabConn) execRead(e *sendEntry, p *fabConn) {
+	total, ok := c.gatherLen(e.sgl, true)
+	if !ok {
+		c.fail(e, WCLocProtErr, ErrDisconnected)
+		return
+	}
+	src, ok := c.remoteSeg(p, e, total, AccessRemoteRead)
+	if !ok {
+		c.fail(e, WCRemAccessErr, &AsyncEventError{Event: EventQPAccessErr})
+		return
+	}
+	for _, s := range e.sgl {
+		dst, _ := c.localSeg(s, true)
+		src = src[copy(dst, src):]
+	}
+	c.finishSend(e, WCSuccess, total)
+}

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package verbs
+
+// RaiseMemlock does nothing outside Linux.
+func RaiseMemlock(need uint64) error { return nil }
