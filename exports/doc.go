@@ -13,6 +13,8 @@
 //	"/srv/with space"  *(ro)
 //	/srv/with\040space2  *(ro)
 //
+// In detail:
+//
 //   - A '#' that starts a token (at the start of a line, after white space
 //     or after ')') and is not inside quotes starts a comment running to the
 //     end of the physical line.

@@ -363,12 +363,12 @@ func (p *parser) export(e *Export, at lc) {
 		r, r0 := &e.Rules[i], &e.Rules[0]
 		lcr := lc{r.Pos.Line, r.Pos.Col}
 		if r.Options.Backend != r0.Options.Backend {
-			p.errorf(lcr, fmt.Sprintf(`put it in the default options: "%s -backend=%s ..."`, e.Path, r.Options.Backend),
+			p.errorf(lcr, "set backend= once, in the default options after the path",
 				"client %q has backend=%s but client %q has backend=%s; one export has one backend",
 				r.Spec, r.Options.Backend, r0.Spec, r0.Options.Backend)
 		}
 		if r.Options.FSIDSet != r0.Options.FSIDSet || r.Options.FSID != r0.Options.FSID {
-			p.errorf(lcr, `put fsid= in the default options: "`+e.Path+` -fsid=N ..."`,
+			p.errorf(lcr, "set fsid= once, in the default options after the path",
 				"client %q has %s but client %q has %s; one export has one fsid",
 				r.Spec, fsidString(&r.Options), r0.Spec, fsidString(&r0.Options))
 		}
@@ -726,10 +726,15 @@ func looksLikeUUID(s string) bool {
 	return hex >= 8
 }
 
-// didYouMean suggests the closest candidate within edit distance 2, or
-// returns fallback.
+// didYouMean suggests the closest candidate, at most one edit away for
+// words of up to three letters and two edits for longer ones, or returns
+// fallback.
 func didYouMean(s string, cands []string, fallback string) string {
-	best, bestD := "", 3
+	limit := 2
+	if len(s) <= 3 {
+		limit = 1
+	}
+	best, bestD := "", limit+1
 	for _, c := range cands {
 		if d := editDistance(s, c); d < bestD {
 			best, bestD = c, d
@@ -741,29 +746,34 @@ func didYouMean(s string, cands []string, fallback string) string {
 	return fmt.Sprintf("did you mean %q?", best)
 }
 
-// editDistance is the Levenshtein distance between a and b, bounded to
-// short strings (options are short; long input just scores badly).
+// editDistance is the optimal-string-alignment distance between a and b:
+// insertions, deletions, substitutions and swaps of adjacent bytes each
+// cost one. Long strings just score badly (options are short).
 func editDistance(a, b string) int {
 	if len(a) > 64 || len(b) > 64 {
 		return 64
 	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
 	}
 	for i := 1; i <= len(a); i++ {
-		cur[0] = i
 		for j := 1; j <= len(b); j++ {
 			cost := 1
 			if a[i-1] == b[j-1] {
 				cost = 0
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
 	}
-	return prev[len(b)]
+	return d[len(a)][len(b)]
 }
 
 // spec parses a client spec (not empty) into a matcher.
@@ -872,7 +882,8 @@ func (p *parser) hostname(s string, at lc) (matcher, bool) {
 			return matcher{}, false
 		}
 	}
-	if name == "" || len(name) > 253 || strings.Contains(name, "..") || name[0] == '.' || name[0] == '-' {
+	if name == "" || len(name) > 253 || strings.Contains(name, "..") ||
+		name[0] == '.' || name[0] == '-' || name[len(name)-1] == '.' {
 		p.errorf(at, "", "invalid host name %q", s)
 		return matcher{}, false
 	}

@@ -133,10 +133,12 @@ func Default(dir string) (*Table, error) {
 	return &Table{Exports: []*Export{e}}, nil
 }
 
-// WriteTable prints the effective table, one line per client rule, in
-// exports(5) syntax that parses back to the same table:
+// WriteTable prints the effective table in exports(5) syntax that parses
+// back to the same table: one export per logical line, one client rule per
+// physical line, every option spelled out:
 //
-//	/srv/data  10.0.0.0/8(rw,async,insecure,root_squash,anonuid=65534,anongid=65534,fsid=1,sec=sys,transports=tcp:rdma,backend=os)
+//	/srv/data  10.0.0.0/8(rw,async,insecure,root_squash,anonuid=65534,anongid=65534,fsid=1,sec=sys,transports=tcp:rdma,backend=os) \
+//	           192.0.2.10(ro,sync,secure,root_squash,anonuid=65534,anongid=65534,fsid=1,sec=sys,transports=tcp:rdma,backend=os)
 //
 // A trailing comment shows what a host name resolved to and the options
 // that were accepted but ignored.
@@ -144,31 +146,45 @@ func WriteTable(w io.Writer, t *Table) error {
 	bw := bufio.NewWriter(w)
 	for _, e := range t.Exports {
 		p := escapePath(e.Path)
+		indent := strings.Repeat(" ", len(p)+2)
 		for i := range e.Rules {
 			r := &e.Rules[i]
-			fmt.Fprintf(bw, "%s  %s(%s)", p, r.m.canonical(), r.Options.String())
-			var notes []string
-			if r.m.kind == matchHost {
-				if r.m.unknown {
-					notes = append(notes, r.m.name+" did not resolve")
-				} else {
-					as := make([]string, len(r.m.addrs))
-					for j, a := range r.m.addrs {
-						as[j] = a.String()
-					}
-					notes = append(notes, r.m.name+" = "+strings.Join(as, " "))
-				}
+			if i == 0 {
+				bw.WriteString(p + "  ")
+			} else {
+				bw.WriteString(indent)
 			}
-			if len(r.Options.Ignored) > 0 {
-				notes = append(notes, "ignored: "+strings.Join(r.Options.Ignored, ","))
+			fmt.Fprintf(bw, "%s(%s)", r.m.canonical(), r.Options.String())
+			if i < len(e.Rules)-1 {
+				bw.WriteString(" \\")
 			}
-			if len(notes) > 0 {
-				fmt.Fprintf(bw, "  # %s", strings.Join(notes, "; "))
+			if notes := r.notes(); notes != "" {
+				bw.WriteString("  # " + notes)
 			}
 			bw.WriteByte('\n')
 		}
 	}
 	return bw.Flush()
+}
+
+// notes says what a host name resolved to and which options were ignored.
+func (r *ClientRule) notes() string {
+	var notes []string
+	if r.m.kind == matchHost {
+		if r.m.unknown {
+			notes = append(notes, r.m.name+" did not resolve")
+		} else {
+			as := make([]string, len(r.m.addrs))
+			for j, a := range r.m.addrs {
+				as[j] = a.String()
+			}
+			notes = append(notes, r.m.name+" = "+strings.Join(as, " "))
+		}
+	}
+	if len(r.Options.Ignored) > 0 {
+		notes = append(notes, "ignored: "+strings.Join(r.Options.Ignored, ","))
+	}
+	return strings.Join(notes, "; ")
 }
 
 // escapePath writes a path with octal escapes for the bytes the parser
