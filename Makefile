@@ -1,0 +1,56 @@
+# gonfsrdma — see README.md. Every target runs on a fresh Debian bookworm
+# machine as root; `deps` installs what the others need.
+
+GO       ?= go
+BIN      := bin/gonfsrdma
+PKGS     := ./...
+FUZZTIME ?= 5s
+EXPORT   ?= /srv/gonfsrdma
+
+.PHONY: all deps build run test check fuzz bench lint interop test-kernel clean
+
+all: build
+
+# System packages: rdma-core headers for the cgo verbs binding, libnfs
+# utilities for the interop test, QEMU for the kernel-client test.
+deps:
+	@scripts/deps.sh
+
+build:
+	CGO_ENABLED=1 $(GO) build -o $(BIN) ./cmd/gonfsrdma
+
+# Serve $(EXPORT) (created if missing) read-write to loopback clients.
+run: deps build
+	mkdir -p $(EXPORT)
+	./$(BIN) serve --default-export $(EXPORT)
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+	$(GO) vet -tags nordma ./verbs/
+	@cgo=$$($(GO) list -f '{{if .CgoFiles}}{{.ImportPath}}{{end}}' $(PKGS) | grep -v '/verbs$$' || true); \
+	  if [ -n "$$cgo" ]; then echo "cgo outside verbs/: $$cgo"; exit 1; fi
+
+test:
+	$(GO) test -race -count=1 -timeout 15m $(PKGS)
+
+# Short native-fuzzing runs of every fuzz target, from their seeds.
+fuzz:
+	@scripts/fuzz.sh $(FUZZTIME)
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2000x $(PKGS)
+
+# Interop with an independent client (libnfs-utils).
+interop: build
+	scripts/interop.sh $(BIN)
+
+# The Linux kernel client in a QEMU guest, beside the kernel's nfsd.
+test-kernel: build
+	conformance/kernel/run.sh
+
+# The README's test command: everything CI runs.
+check: deps lint test fuzz interop test-kernel
+
+clean:
+	rm -rf bin

@@ -1,0 +1,172 @@
+// Command gonfsrdma is an NFSv3 server for TCP and RPC-over-RDMA. This file
+// only turns flags into a daemon.Config; the work happens in the library
+// packages.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/gonfsrdma/gonfsrdma/daemon"
+	"github.com/gonfsrdma/gonfsrdma/exports"
+)
+
+// version is set by the build (-ldflags "-X main.version=...").
+var version = ""
+
+func main() {
+	app := &cli.App{
+		Name:  "gonfsrdma",
+		Usage: "NFSv3 server over TCP and RPC-over-RDMA",
+		Commands: []*cli.Command{
+			serveCommand(),
+			exportsCommand(),
+			{
+				Name:  "version",
+				Usage: "print the version",
+				Action: func(c *cli.Context) error {
+					fmt.Fprintln(c.App.Writer, "gonfsrdma", buildVersion())
+					return nil
+				},
+			},
+		},
+	}
+	if err := app.Run(os.Args); err != nil {
+		fmt.Fprintln(os.Stderr, "gonfsrdma:", err)
+		os.Exit(1)
+	}
+}
+
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		rev, dirty := "", ""
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					dirty = "+dirty"
+				}
+			}
+		}
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		if rev != "" {
+			return "devel-" + rev + dirty
+		}
+	}
+	return "devel"
+}
+
+func newLogger(level, format string) (*zap.Logger, error) {
+	lvl, err := zapcore.ParseLevel(level)
+	if err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	var cfg zap.Config
+	switch format {
+	case "json":
+		cfg = zap.NewProductionConfig()
+	case "console":
+		cfg = zap.NewDevelopmentConfig()
+		cfg.Development = false
+		cfg.DisableStacktrace = true
+	default:
+		return nil, fmt.Errorf("--log-format must be json or console, not %q", format)
+	}
+	cfg.Level = zap.NewAtomicLevelAt(lvl)
+	cfg.Sampling = nil
+	return cfg.Build()
+}
+
+func serveCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "serve",
+		Usage: "run the NFS server",
+		Description: "Serves the exports file (or, without one, a default directory read-write to loopback " +
+			"clients) over NFSv3 on TCP and RPC-over-RDMA, with MOUNT v3 and rpcbind.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "exports", Usage: "exports(5) file; SIGHUP reloads it"},
+			&cli.StringFlag{Name: "default-export", Value: "/srv/gonfsrdma", Usage: "directory exported (rw, loopback only) when no --exports file is given"},
+			&cli.StringFlag{Name: "listen", Value: ":2049", Usage: "NFS over TCP address"},
+			&cli.StringFlag{Name: "mount-listen", Value: ":20048", Usage: "MOUNT v3 address (TCP and UDP)"},
+			&cli.StringFlag{Name: "rdma-listen", Value: ":20049", Usage: "NFS over RPC-over-RDMA address; empty disables RDMA"},
+			&cli.BoolFlag{Name: "require-rdma", Usage: "fail when RDMA cannot listen instead of serving TCP only"},
+			&cli.StringFlag{Name: "portmap-listen", Value: ":111", Usage: "rpcbind address (TCP and UDP)"},
+			&cli.BoolFlag{Name: "no-portmap", Usage: "neither run rpcbind nor register with one"},
+			&cli.StringFlag{Name: "state-dir", Value: "/var/lib/gonfsrdma", Usage: "directory for persistent state"},
+			&cli.IntFlag{Name: "rdma-credits", Value: 64, Usage: "RPC-over-RDMA credits granted per connection"},
+			&cli.IntFlag{Name: "rdma-inline", Value: 4096, Usage: "RPC-over-RDMA inline message size (1024-65536)"},
+			&cli.IntFlag{Name: "max-inflight", Value: 64, Usage: "calls in progress per TCP connection"},
+			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
+			&cli.StringFlag{Name: "log-format", Value: "console", Usage: "console or json"},
+		},
+		Action: func(c *cli.Context) error {
+			log, err := newLogger(c.String("log-level"), c.String("log-format"))
+			if err != nil {
+				return err
+			}
+			defer log.Sync()
+			cfg := daemon.Config{
+				ExportsFile:   c.String("exports"),
+				DefaultExport: c.String("default-export"),
+				NFSAddr:       c.String("listen"),
+				MountAddr:     c.String("mount-listen"),
+				RDMAAddr:      c.String("rdma-listen"),
+				RequireRDMA:   c.Bool("require-rdma"),
+				PortmapAddr:   c.String("portmap-listen"),
+				NoPortmap:     c.Bool("no-portmap"),
+				StateDir:      c.String("state-dir"),
+				RDMACredits:   c.Int("rdma-credits"),
+				RDMAInline:    c.Int("rdma-inline"),
+				MaxInFlight:   c.Int("max-inflight"),
+				Version:       buildVersion(),
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			hup := make(chan os.Signal, 1)
+			signal.Notify(hup, syscall.SIGHUP)
+			defer signal.Stop(hup)
+			return daemon.Run(ctx, log, cfg, hup)
+		},
+	}
+}
+
+func exportsCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "exports",
+		Usage: "inspect exports files",
+		Subcommands: []*cli.Command{{
+			Name:      "check",
+			Usage:     "parse an exports file and print the effective table or the errors",
+			ArgsUsage: "FILE",
+			Action: func(c *cli.Context) error {
+				if c.NArg() != 1 {
+					return cli.Exit("usage: gonfsrdma exports check FILE", 2)
+				}
+				t, warnings, err := exports.Load(c.Args().First(), exports.ParseOptions{})
+				for _, w := range warnings {
+					fmt.Fprintln(c.App.ErrWriter, "warning:", w)
+				}
+				if err != nil {
+					fmt.Fprintln(c.App.ErrWriter, err)
+					return cli.Exit("", 1)
+				}
+				return exports.WriteTable(c.App.Writer, t)
+			},
+		}},
+	}
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the build and the tests need, once.
+set -euo pipefail
+need=(libibverbs-dev librdmacm-dev libnfs-utils qemu-system-x86 iproute2)
+missing=()
+for p in "${need[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+	if [ "$(id -u)" != 0 ]; then
+		echo "deps: missing packages ${missing[*]}; run as root or install them" >&2
+		exit 1
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q
+	apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+if ! command -v go >/dev/null; then
+	if [ -x /usr/local/go/bin/go ]; then
+		echo "deps: Go is at /usr/local/go/bin; add it to PATH" >&2
+	else
+		echo "deps: Go 1.26 or newer is needed (https://go.dev/doc/install)" >&2
+	fi
+	exit 1
+fi
+go mod download
