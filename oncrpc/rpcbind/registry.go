@@ -18,12 +18,17 @@ type Registry struct {
 	entries []Mapping
 }
 
+// MaxEntries bounds the registry, so loopback callers cannot grow it
+// without limit.
+const MaxEntries = 4096
+
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry { return &Registry{} }
 
 // Set adds m. It returns false when an entry for m's program, version and
 // netid already exists, when Netid or Addr is empty, or when the netid is an
-// IP one and Addr is not a universal address of its address family.
+// IP one and Addr is not a universal address of its address family, and
+// when the registry holds MaxEntries entries.
 func (r *Registry) Set(m Mapping) bool {
 	if m.Netid == "" || m.Addr == "" {
 		return false
@@ -40,6 +45,9 @@ func (r *Registry) Set(m Mapping) bool {
 		if e.Prog == m.Prog && e.Vers == m.Vers && e.Netid == m.Netid {
 			return false
 		}
+	}
+	if len(r.entries) >= MaxEntries {
+		return false
 	}
 	r.entries = append(r.entries, m)
 	return true
