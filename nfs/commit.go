@@ -1,0 +1,57 @@
+package nfs
+
+import (
+	"context"
+
+	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
+	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	"github.com/gonfsrdma/gonfsrdma/vfs"
+	"github.com/gonfsrdma/gonfsrdma/xdr"
+)
+
+// commit is COMMIT, RFC 1813 section 3.3.21: the whole file goes to
+// stable storage (offset and count are advisory) and the reply carries
+// the write verifier.
+func (s *Server) commit(_ context.Context, call *oncrpc.Call, reply *oncrpc.Reply) error {
+	var r xdr.Reader
+	var args wire.CommitArgs
+	if args.Decode(call.ArgsReader(&r)) != nil {
+		return oncrpc.ErrGarbageArgs
+	}
+	var res wire.CommitRes
+	var rq req
+	if res.Status = s.resolve(call, args.FH, &rq); res.Status == wire.OK {
+		res.Status = s.doCommit(&rq, &res)
+	}
+	reply.Head = res.Append(reply.Head)
+	return nil
+}
+
+func (s *Server) doCommit(rq *req, res *wire.CommitRes) wire.Status {
+	a, err := rq.fs.GetAttr(rq.h)
+	if err != nil {
+		return s.status("COMMIT", err)
+	}
+	res.Wcc.Before = preOp(&a)
+	res.Wcc.After = rq.attrOp(&a)
+	switch a.Type {
+	case vfs.TypeReg:
+	case vfs.TypeDir:
+		return wire.ErrIsDir
+	default:
+		return wire.ErrInval
+	}
+	if rq.ro {
+		return wire.ErrROFS
+	}
+	if st := permit(&rq.cred, &a, mayWrite, true); st != wire.OK {
+		return st
+	}
+	err = rq.fs.Commit(rq.h)
+	res.Wcc.After = rq.postOp(rq.h)
+	if err != nil {
+		return s.status("COMMIT", err)
+	}
+	res.Verf = s.verf
+	return wire.OK
+}

@@ -1,0 +1,86 @@
+// Package nfs is the NFS version 3 server program (RFC 1813, program
+// 100003 version 3) for the oncrpc dispatcher, over any transport
+// (TCP, or RPC-over-RDMA through package rpcrdma).
+//
+// NewServer takes a Config: an ExportResolver that finds an Export (fsid,
+// path, vfs.FS backend, read-only flag) by the fsid inside a file handle,
+// and an optional AuthorizeFunc hook through which the exports layer
+// decides per call and per export which identity the call runs as and
+// whether the export is read-only for it (default: every caller with its
+// AUTH_SYS identity). Program returns the static procedure table for
+// oncrpc.NewDispatcher; RootHandle gives MOUNT the handle of an export's
+// root. Wire types live in package nfs/wire, the client in nfs/client and
+// the transport-neutral end-to-end suite in nfs/nfstest.
+//
+// One file per procedure (getattr.go ... commit.go), the table in
+// server.go, errno-to-nfsstat3 mapping in errors.go (the only place),
+// permission checks in perm.go, handle format in handles.go.
+//
+// # Buffer ownership
+//
+//   - READ: the data is read by the backend directly into a buffer from
+//     reply.AllocPayload(count), owned by the transport (registered memory
+//     on RDMA, RDMA-Written into the client's Write chunk; over TCP written
+//     with one writev after the head). The handler attaches it with
+//     SetPayload after ending Head with the opaque's length word; it never
+//     copies or keeps it.
+//   - WRITE: the data is a sub-slice of call.Args (the transport's receive
+//     buffer, or the buffer an RDMA Read chunk was pulled into), handed to
+//     the backend's WriteAt without a copy. It is valid until the reply has
+//     been sent; neither the server nor the backend may keep it.
+//   - File handles in arguments are sub-slices of call.Args too; handles in
+//     results are built in stack buffers and copied into reply.Head.
+//   - Arguments are decoded into stack values; the READ, WRITE and GETATTR
+//     paths allocate nothing in steady state.
+//
+// # File handles
+//
+// An nfs_fh3 is at most 56 of the allowed 64 bytes:
+//
+//	byte 0     version (1)
+//	byte 1     kind (0: 4-byte fsid)
+//	bytes 2-3  reserved, zero
+//	bytes 4-7  fsid, big-endian (fsid= of the export, or FSIDFromPath)
+//	bytes 8-   the backend's vfs.Handle (1 to 48 bytes)
+//
+// The server keeps no handle table: handles survive restarts and renames
+// because backend handles do. The fsid selects the export, whose backend
+// resolves (and confines to the export) the rest. A handle shorter than 9
+// bytes, longer than 56, of an unknown kind or with reserved bits set is
+// NFS3ERR_BADHANDLE; an unknown version or an fsid with no export is
+// NFS3ERR_STALE; what the backend cannot resolve is NFS3ERR_STALE
+// (vfs.ErrStale) or NFS3ERR_BADHANDLE (vfs.ErrBadHandle). An empty handle
+// or one over 64 bytes does not decode at all: GARBAGE_ARGS, as knfsd.
+//
+// # Write verifier
+//
+// WRITE and COMMIT return an 8-byte verifier, the server's start time in
+// nanoseconds (Config.BootTime). It changes at every start, so a client
+// holding UNSTABLE data that a restart may have lost sees the change at
+// COMMIT and writes the data again. UNSTABLE writes are answered
+// UNSTABLE; DATA_SYNC and FILE_SYNC writes are synced and answered
+// FILE_SYNC.
+//
+// # Duplicate request cache
+//
+// Non-idempotent procedures are replayed from the DRC on retransmission:
+// SETATTR, CREATE, MKDIR, SYMLINK, MKNOD, REMOVE, RMDIR, RENAME, LINK.
+// All others (NULL, GETATTR, LOOKUP, ACCESS, READLINK, READ, WRITE,
+// READDIR, READDIRPLUS, FSSTAT, FSINFO, PATHCONF, COMMIT) run again.
+//
+// # Directory cookies
+//
+// Cookies come from the backend. Cookie verifiers are not checked, as
+// knfsd does not: any verifier is accepted and NFS3ERR_BAD_COOKIE is never
+// sent for a stale one; a cookie past the end gives an empty list with
+// eof. The verifier returned is always zero.
+//
+// # Permissions
+//
+// ACCESS and every other procedure check the caller's identity (after the
+// Authorize hook) against the mode bits with Unix semantics: checkAccess
+// for ACCESS, permit for the others (read for READ and READDIR, write for
+// WRITE and COMMIT with knfsd's owner override, write and search on the
+// directory to add or remove entries, the sticky bit for removal). Root
+// passes every check except executing a file without any x bit.
+package nfs

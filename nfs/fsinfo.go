@@ -1,0 +1,62 @@
+package nfs
+
+import (
+	"context"
+	"math"
+
+	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
+	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	"github.com/gonfsrdma/gonfsrdma/vfs"
+	"github.com/gonfsrdma/gonfsrdma/xdr"
+)
+
+// Transfer sizes FSINFO offers: they decide the Linux client's rsize and
+// wsize.
+const (
+	ioMax     = wire.MaxData
+	ioMult    = 4096
+	dirPref   = 64 << 10
+	maxFileSz = math.MaxInt64
+)
+
+// LinkSupporter is an optional vfs.FS extension: a backend without hard
+// links reports false and FSINFO then leaves FSF3_LINK out. Backends
+// without the method are assumed to support links.
+type LinkSupporter interface {
+	SupportsLinks() bool
+}
+
+// fsinfo is FSINFO, RFC 1813 section 3.3.19.
+func (s *Server) fsinfo(_ context.Context, call *oncrpc.Call, reply *oncrpc.Reply) error {
+	var r xdr.Reader
+	var args wire.FsinfoArgs
+	if args.Decode(call.ArgsReader(&r)) != nil {
+		return oncrpc.ErrGarbageArgs
+	}
+	var res wire.FsinfoRes
+	var rq req
+	if res.Status = s.resolve(call, args.FH, &rq); res.Status == wire.OK {
+		a, err := rq.fs.GetAttr(rq.h)
+		if res.Status = s.status("FSINFO", err); res.Status == wire.OK {
+			res.Attr = rq.attrOp(&a)
+			res.RTMax, res.RTPref, res.RTMult = ioMax, ioMax, ioMult
+			res.WTMax, res.WTPref, res.WTMult = ioMax, ioMax, ioMult
+			res.DTPref = dirPref
+			res.MaxFileSize = maxFileSz
+			res.TimeDelta = wire.Time{Sec: 0, Nsec: 1}
+			res.Properties = wire.FSFSymlink | wire.FSFHomogeneous | wire.FSFCanSetTime
+			if supportsLinks(rq.fs) {
+				res.Properties |= wire.FSFLink
+			}
+		}
+	}
+	reply.Head = res.Append(reply.Head)
+	return nil
+}
+
+func supportsLinks(fs vfs.FS) bool {
+	if ls, ok := fs.(LinkSupporter); ok {
+		return ls.SupportsLinks()
+	}
+	return true
+}

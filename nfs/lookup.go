@@ -1,0 +1,56 @@
+package nfs
+
+import (
+	"context"
+
+	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
+	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	"github.com/gonfsrdma/gonfsrdma/vfs"
+	"github.com/gonfsrdma/gonfsrdma/xdr"
+)
+
+// lookup is LOOKUP, RFC 1813 section 3.3.3: search permission on the
+// directory; "." and ".." resolve in the backend (".." of the export root
+// is the root).
+func (s *Server) lookup(_ context.Context, call *oncrpc.Call, reply *oncrpc.Reply) error {
+	var r xdr.Reader
+	var args wire.LookupArgs
+	if args.Decode(call.ArgsReader(&r)) != nil {
+		return oncrpc.ErrGarbageArgs
+	}
+	var res wire.LookupRes
+	var buf fhBuf
+	res.Status = s.doLookup(call, &args, &res, &buf)
+	reply.Head = res.Append(reply.Head)
+	return nil
+}
+
+func (s *Server) doLookup(call *oncrpc.Call, args *wire.LookupArgs, res *wire.LookupRes, buf *fhBuf) wire.Status {
+	var rq req
+	if st := s.resolve(call, args.Dir, &rq); st != wire.OK {
+		return st
+	}
+	dir, err := rq.fs.GetAttr(rq.h)
+	if err != nil {
+		return s.status("LOOKUP", err)
+	}
+	res.DirAttr = rq.attrOp(&dir)
+	if dir.Type != vfs.TypeDir {
+		return wire.ErrNotDir
+	}
+	if len(args.Name) > wire.MaxName {
+		return wire.ErrNameTooLong
+	}
+	if st := permit(&rq.cred, &dir, mayExec, false); st != wire.OK {
+		return st
+	}
+	h, a, err := rq.fs.Lookup(rq.h, args.Name)
+	if err != nil {
+		return s.status("LOOKUP", err)
+	}
+	if res.FH = makeHandle(buf, rq.ex.FSID, h); res.FH == nil {
+		return wire.ErrServerFault
+	}
+	res.ObjAttr = rq.attrOp(&a)
+	return wire.OK
+}

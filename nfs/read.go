@@ -1,0 +1,66 @@
+package nfs
+
+import (
+	"context"
+	"math"
+
+	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
+	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	"github.com/gonfsrdma/gonfsrdma/vfs"
+	"github.com/gonfsrdma/gonfsrdma/xdr"
+)
+
+// read is READ, RFC 1813 section 3.3.6. The data is read straight into a
+// buffer from reply.AllocPayload (on RDMA, registered memory that goes to
+// the client's Write chunk) and attached with SetPayload; it is never
+// copied. count is clamped to wire.MaxData (FSINFO rtmax).
+func (s *Server) read(_ context.Context, call *oncrpc.Call, reply *oncrpc.Reply) error {
+	var r xdr.Reader
+	var args wire.ReadArgs
+	if args.Decode(call.ArgsReader(&r)) != nil {
+		return oncrpc.ErrGarbageArgs
+	}
+	var res wire.ReadRes
+	var rq req
+	if res.Status = s.resolve(call, args.FH, &rq); res.Status == wire.OK {
+		res.Status = s.doRead(&rq, &args, &res, reply)
+	}
+	reply.Head = res.AppendHead(reply.Head)
+	if res.Status == wire.OK {
+		reply.SetPayload(res.Data)
+	}
+	return nil
+}
+
+func (s *Server) doRead(rq *req, args *wire.ReadArgs, res *wire.ReadRes, reply *oncrpc.Reply) wire.Status {
+	a, err := rq.fs.GetAttr(rq.h)
+	if err != nil {
+		return s.status("READ", err)
+	}
+	res.Attr = rq.attrOp(&a)
+	switch a.Type {
+	case vfs.TypeReg:
+	case vfs.TypeDir:
+		return wire.ErrIsDir
+	default:
+		return wire.ErrInval
+	}
+	if st := permitRead(&rq.cred, &a); st != wire.OK {
+		return st
+	}
+	count := min(args.Count, wire.MaxData)
+	if args.Offset > math.MaxInt64 || count == 0 {
+		res.EOF = args.Offset >= a.Size
+		res.Data = reply.AllocPayload(0)
+		return wire.OK
+	}
+	buf := reply.AllocPayload(int(count))
+	n, eof, err := rq.fs.ReadAt(rq.h, buf, int64(args.Offset))
+	if err != nil {
+		return s.status("READ", err)
+	}
+	res.Count = uint32(n)
+	res.EOF = eof
+	res.Data = buf[:n]
+	return wire.OK
+}

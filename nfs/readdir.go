@@ -1,0 +1,107 @@
+package nfs
+
+import (
+	"context"
+
+	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
+	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	"github.com/gonfsrdma/gonfsrdma/vfs"
+	"github.com/gonfsrdma/gonfsrdma/xdr"
+)
+
+// Directory listing limits.
+const (
+	// maxDirReply caps count / maxcount: no READDIR reply is larger.
+	maxDirReply = wire.MaxData
+	// minEntrySize is the smallest entry3: value_follows, fileid, a
+	// one-byte name, cookie.
+	minEntrySize = 4 + 8 + 8 + 8
+	// maxDirBatch caps the entries asked of the backend at once.
+	maxDirBatch = 4096
+	// dirResFixed is the part of READDIR3resok / READDIRPLUS3resok that
+	// is not entries: post_op_attr with attributes, cookieverf, the final
+	// value_follows FALSE and eof.
+	dirResFixed = 4 + wire.FattrSize + wire.CookieVerfSize + 4 + 4
+)
+
+// readdir is READDIR, RFC 1813 section 3.3.16. count bounds the encoded
+// READDIR3resok (attributes, verifier, entries, list end, eof). Cookies
+// come from the backend. The cookie verifier is not checked, as knfsd
+// does not: any verifier is accepted (never NFS3ERR_BAD_COOKIE for a
+// stale one), a cookie past the end gives an empty list with eof, and the
+// verifier returned is always zero.
+func (s *Server) readdir(_ context.Context, call *oncrpc.Call, reply *oncrpc.Reply) error {
+	var r xdr.Reader
+	var args wire.ReaddirArgs
+	if args.Decode(call.ArgsReader(&r)) != nil {
+		return oncrpc.ErrGarbageArgs
+	}
+	var res wire.ReaddirRes
+	var rq req
+	if res.Status = s.resolve(call, args.Dir, &rq); res.Status == wire.OK {
+		res.Status = s.doReaddir(&rq, &args, reply, call.Conn, &res.DirAttr)
+		if res.Status == wire.OK {
+			return nil
+		}
+	}
+	reply.Head = res.Append(reply.Head)
+	return nil
+}
+
+// dirBudget clamps a client's count to what the server and the transport
+// can send.
+func dirBudget(count uint32, reply *oncrpc.Reply, conn *oncrpc.ConnInfo) int {
+	n := int(min(count, maxDirReply))
+	if conn != nil && conn.Caps.MaxReply > 0 {
+		n = min(n, conn.Caps.MaxReply-len(reply.Head)-4)
+	}
+	return n
+}
+
+// openDir checks that rq names a readable directory and fills attr.
+func (s *Server) openDir(rq *req, proc string, attr *wire.PostOpAttr) (wire.Status, bool) {
+	a, err := rq.fs.GetAttr(rq.h)
+	if err != nil {
+		return s.status(proc, err), false
+	}
+	*attr = rq.attrOp(&a)
+	if a.Type != vfs.TypeDir {
+		return wire.ErrNotDir, false
+	}
+	return permit(&rq.cred, &a, mayRead, false), true
+}
+
+func (s *Server) doReaddir(rq *req, args *wire.ReaddirArgs, reply *oncrpc.Reply, conn *oncrpc.ConnInfo, dirAttr *wire.PostOpAttr) wire.Status {
+	if st, _ := s.openDir(rq, "READDIR", dirAttr); st != wire.OK {
+		return st
+	}
+	budget := dirBudget(args.Count, reply, conn) - dirResFixed
+	if budget < minEntrySize {
+		return wire.ErrTooSmall
+	}
+	entries, eof, err := rq.fs.ReadDir(rq.h, args.Cookie, min(budget/minEntrySize+1, maxDirBatch))
+	if err != nil {
+		return s.status("READDIR", err)
+	}
+	start := len(reply.Head)
+	b := xdr.AppendUint32(reply.Head, uint32(wire.OK))
+	b = dirAttr.Append(b)
+	b = append(b, make([]byte, wire.CookieVerfSize)...)
+	used := 0
+	for i := range entries {
+		e := &entries[i]
+		sz := wire.EntrySize(e.Name)
+		if used+sz > budget {
+			if i == 0 {
+				reply.Head = b[:start]
+				return wire.ErrTooSmall
+			}
+			eof = false
+			break
+		}
+		used += sz
+		b = wire.AppendEntry(b, e.FileID, e.Name, e.Cookie)
+	}
+	reply.Head = wire.AppendDirListEnd(b, eof)
+	return wire.OK
+}

@@ -1,0 +1,85 @@
+package nfs
+
+import (
+	"context"
+
+	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
+	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	"github.com/gonfsrdma/gonfsrdma/xdr"
+)
+
+// readdirplus is READDIRPLUS, RFC 1813 section 3.3.17. maxcount bounds
+// the encoded READDIRPLUS3resok; dircount bounds the directory part of
+// the entries (fileid, name, cookie), except that the first entry is
+// always sent when it fits maxcount. Cookie verifiers are treated as by
+// READDIR. An entry that vanishes between listing and lookup goes out
+// without attributes and handle.
+func (s *Server) readdirplus(_ context.Context, call *oncrpc.Call, reply *oncrpc.Reply) error {
+	var r xdr.Reader
+	var args wire.ReaddirplusArgs
+	if args.Decode(call.ArgsReader(&r)) != nil {
+		return oncrpc.ErrGarbageArgs
+	}
+	var res wire.ReaddirplusRes
+	var rq req
+	if res.Status = s.resolve(call, args.Dir, &rq); res.Status == wire.OK {
+		res.Status = s.doReaddirplus(&rq, &args, reply, call.Conn, &res.DirAttr)
+		if res.Status == wire.OK {
+			return nil
+		}
+	}
+	reply.Head = res.Append(reply.Head)
+	return nil
+}
+
+func (s *Server) doReaddirplus(rq *req, args *wire.ReaddirplusArgs, reply *oncrpc.Reply, conn *oncrpc.ConnInfo, dirAttr *wire.PostOpAttr) wire.Status {
+	if st, _ := s.openDir(rq, "READDIRPLUS", dirAttr); st != wire.OK {
+		return st
+	}
+	budget := dirBudget(args.MaxCount, reply, conn) - dirResFixed
+	if budget < minEntrySize {
+		return wire.ErrTooSmall
+	}
+	dirLimit := int(args.DirCount)
+	entries, eof, err := rq.fs.ReadDir(rq.h, args.Cookie, min(budget/minEntrySize+1, maxDirBatch))
+	if err != nil {
+		return s.status("READDIRPLUS", err)
+	}
+	start := len(reply.Head)
+	b := xdr.AppendUint32(reply.Head, uint32(wire.OK))
+	b = dirAttr.Append(b)
+	b = append(b, make([]byte, wire.CookieVerfSize)...)
+	used, dirUsed := 0, 0
+	var buf fhBuf
+	for i := range entries {
+		e := &entries[i]
+		ep := wire.EntryPlus{FileID: e.FileID, Name: e.Name, Cookie: e.Cookie}
+		if h, a, err := rq.fs.Lookup(rq.h, e.Name); err == nil {
+			if fh := makeHandle(&buf, rq.ex.FSID, h); fh != nil {
+				ep.Attr = rq.attrOp(&a)
+				ep.FH = wire.PostOpFH{Set: true, FH: fh}
+			}
+		}
+		sz := wire.EntrySize(e.Name) + 4 + 4
+		if ep.Attr.Set {
+			sz += wire.FattrSize
+		}
+		if ep.FH.Set {
+			sz += 4 + xdr.PaddedLen(len(ep.FH.FH))
+		}
+		dsz := wire.EntryPlusDirSize(e.Name)
+		if used+sz > budget || (i > 0 && dirUsed+dsz > dirLimit) {
+			if i == 0 {
+				reply.Head = b[:start]
+				return wire.ErrTooSmall
+			}
+			eof = false
+			break
+		}
+		used += sz
+		dirUsed += dsz
+		b = ep.Append(b)
+	}
+	reply.Head = wire.AppendDirListEnd(b, eof)
+	return wire.OK
+}

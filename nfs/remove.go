@@ -1,0 +1,56 @@
+package nfs
+
+import (
+	"context"
+
+	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
+	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	"github.com/gonfsrdma/gonfsrdma/vfs"
+	"github.com/gonfsrdma/gonfsrdma/xdr"
+)
+
+// remove is REMOVE, RFC 1813 section 3.3.12.
+func (s *Server) remove(_ context.Context, call *oncrpc.Call, reply *oncrpc.Reply) error {
+	var r xdr.Reader
+	var args wire.RemoveArgs
+	if args.Decode(call.ArgsReader(&r)) != nil {
+		return oncrpc.ErrGarbageArgs
+	}
+	var res wire.RemoveRes
+	res.Status = s.doUnlink(call, "REMOVE", &args, &res.Wcc, false)
+	reply.Head = res.Append(reply.Head)
+	return nil
+}
+
+// doUnlink is REMOVE (rmdir false) and RMDIR (rmdir true).
+func (s *Server) doUnlink(call *oncrpc.Call, proc string, args *wire.DirOpArgs, wcc *wire.WccData, rmdir bool) wire.Status {
+	var rq req
+	var dir vfs.Attr
+	if st := s.beginDirChange(call, proc, args.Dir, args.Name, &rq, &dir, wcc); st != wire.OK {
+		return st
+	}
+	if st := s.checkSticky(&rq, proc, &dir, rq.h, args.Name); st != wire.OK {
+		return st
+	}
+	var err error
+	if rmdir {
+		err = rq.fs.Rmdir(rq.h, args.Name)
+	} else {
+		err = rq.fs.Remove(rq.h, args.Name)
+	}
+	wcc.After = rq.postOp(rq.h)
+	return s.status(proc, err)
+}
+
+// checkSticky enforces the sticky-directory rule for removing name from
+// dir; it looks the entry up only when the rule could apply.
+func (s *Server) checkSticky(rq *req, proc string, dir *vfs.Attr, dh vfs.Handle, name string) wire.Status {
+	if dir.Mode&01000 == 0 || rq.cred.UID == 0 || rq.cred.UID == dir.UID {
+		return wire.OK
+	}
+	_, child, err := rq.fs.Lookup(dh, name)
+	if err != nil {
+		return s.status(proc, err)
+	}
+	return permitSticky(&rq.cred, dir, &child)
+}

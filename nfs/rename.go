@@ -1,0 +1,45 @@
+package nfs
+
+import (
+	"context"
+
+	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
+	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	"github.com/gonfsrdma/gonfsrdma/vfs"
+	"github.com/gonfsrdma/gonfsrdma/xdr"
+)
+
+// rename is RENAME, RFC 1813 section 3.3.14. Both directories must be in
+// one export (else NFS3ERR_XDEV); handles of renamed files stay valid.
+func (s *Server) rename(_ context.Context, call *oncrpc.Call, reply *oncrpc.Reply) error {
+	var r xdr.Reader
+	var args wire.RenameArgs
+	if args.Decode(call.ArgsReader(&r)) != nil {
+		return oncrpc.ErrGarbageArgs
+	}
+	var res wire.RenameRes
+	res.Status = s.doRename(call, &args, &res)
+	reply.Head = res.Append(reply.Head)
+	return nil
+}
+
+func (s *Server) doRename(call *oncrpc.Call, args *wire.RenameArgs, res *wire.RenameRes) wire.Status {
+	var from, to req
+	var fromDir, toDir vfs.Attr
+	if st := s.beginDirChange(call, "RENAME", args.From.Dir, args.From.Name, &from, &fromDir, &res.FromWcc); st != wire.OK {
+		return st
+	}
+	if st := s.beginDirChange(call, "RENAME", args.To.Dir, args.To.Name, &to, &toDir, &res.ToWcc); st != wire.OK {
+		return st
+	}
+	if from.ex != to.ex {
+		return wire.ErrXDev
+	}
+	if st := s.checkSticky(&from, "RENAME", &fromDir, from.h, args.From.Name); st != wire.OK {
+		return st
+	}
+	err := from.fs.Rename(from.h, args.From.Name, to.h, args.To.Name)
+	res.FromWcc.After = from.postOp(from.h)
+	res.ToWcc.After = to.postOp(to.h)
+	return s.status("RENAME", err)
+}
