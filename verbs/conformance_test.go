@@ -103,7 +103,7 @@ func connectPair(t testing.TB, e *env, o pairOpts) *pair {
 		postRecvs(t, c, p.smr, nRecv, o.srvRecvSize)
 		srvErr <- req.Accept(o.srvPriv, 4, 4)
 	}()
-	cli, err := e.prov.Dial(ctx, addr, ConnParams{
+	cli, err := e.prov.Dial(ctx, ln.Addr(), ConnParams{
 		Config:             o.cfg,
 		PrivateData:        o.cliPriv,
 		InitiatorDepth:     4,

@@ -440,3 +440,17 @@ func TestNoRDMABuild(t *testing.T) {
 		t.Fatalf("NewRDMAProvider: %v", err)
 	}
 }
+
+func TestRDMAProviderWithoutDevice(t *testing.T) {
+	if !RDMASupported {
+		t.Skip("built without RDMA support")
+	}
+	p, err := NewRDMAProvider()
+	if err == nil {
+		p.Close()
+		t.Skip("an RDMA device is present; hw_test.go (-tags rdmahw) covers it")
+	}
+	if !errors.Is(err, ErrNoDevice) {
+		t.Errorf("NewRDMAProvider without a device: %v, want ErrNoDevice", err)
+	}
+}

@@ -21,7 +21,8 @@ type MR struct {
 	rkey   uint32
 	access Access
 
-	owner mrOwner
+	owner  mrOwner
+	handle unsafe.Pointer // *C.struct_ibv_mr for the RDMA provider
 
 	// Software fabric state, guarded by the owning link's mutex.
 	id          uint32

@@ -1,0 +1,520 @@
+//go:build linux && cgo && !nordma
+
+package verbs
+
+/*
+#cgo LDFLAGS: -lrdmacm -libverbs
+#include "rdma_shim.h"
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// RDMASupported reports whether this build includes real RDMA support.
+const RDMASupported = true
+
+// The Go enum values must equal libibverbs'.
+var (
+	_ = [1]struct{}{}[int(C.IBV_WC_REM_ACCESS_ERR)-int(WCRemAccessErr)]
+	_ = [1]struct{}{}[int(C.IBV_WC_RNR_RETRY_EXC_ERR)-int(WCRNRRetryExcErr)]
+	_ = [1]struct{}{}[int(C.IBV_WC_TM_RNDV_INCOMPLETE)-int(WCTMRndvIncomplete)]
+	_ = [1]struct{}{}[int(C.IBV_WC_RECV)-int(WCRecv)]
+	_ = [1]struct{}{}[int(C.IBV_WC_RDMA_READ)-int(WCRDMARead)]
+	_ = [1]struct{}{}[int(C.IBV_WR_SEND_WITH_INV)-int(OpSendWithInv)]
+	_ = [1]struct{}{}[int(C.IBV_WR_RDMA_READ)-int(OpRDMARead)]
+	_ = [1]struct{}{}[int(C.IBV_WR_SEND)-int(OpSend)]
+	_ = [1]struct{}{}[int(C.IBV_ACCESS_REMOTE_READ)-int(AccessRemoteRead)]
+	_ = [1]struct{}{}[int(C.IBV_EVENT_WQ_FATAL)-int(EventWQFatal)]
+	_ = [1]struct{}{}[int(C.IBV_EVENT_QP_ACCESS_ERR)-int(EventQPAccessErr)]
+	_ = [1]struct{}{}[int(unsafe.Sizeof(C.struct_ibv_sge{}))-int(unsafe.Sizeof(SGE{}))]
+)
+
+// Timeouts of rdma_resolve_addr and rdma_resolve_route.
+const resolveTimeoutMS = 5000
+
+// RDMAProvider is real RDMA over librdmacm and libibverbs. Completion,
+// CM-event and async-event file descriptors are made non-blocking and
+// waited on through Go's netpoller; no thread ever blocks in C.
+type RDMAProvider struct {
+	mu       sync.Mutex
+	closed   bool
+	watchers map[*C.struct_ibv_context]*asyncWatcher
+	byQP     map[*C.struct_ibv_qp]*rdmaConn
+	byCQ     map[*C.struct_ibv_cq]*rdmaConn
+}
+
+var _ Provider = (*RDMAProvider)(nil)
+
+// NewRDMAProvider checks that librdmacm sees an RDMA device.
+func NewRDMAProvider() (*RDMAProvider, error) {
+	var n C.int
+	list, err := C.rdma_get_devices(&n)
+	if list == nil {
+		if errors.Is(err, syscall.ENODEV) || err == nil {
+			return nil, ErrNoDevice
+		}
+		return nil, fmt.Errorf("verbs: rdma_get_devices: %w", err)
+	}
+	C.rdma_free_devices(list)
+	if n == 0 {
+		return nil, ErrNoDevice
+	}
+	return &RDMAProvider{
+		watchers: make(map[*C.struct_ibv_context]*asyncWatcher),
+		byQP:     make(map[*C.struct_ibv_qp]*rdmaConn),
+		byCQ:     make(map[*C.struct_ibv_cq]*rdmaConn),
+	}, nil
+}
+
+// Close stops the async-event watchers. Close Listeners and Conns first.
+func (p *RDMAProvider) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	ws := p.watchers
+	p.watchers = make(map[*C.struct_ibv_context]*asyncWatcher)
+	p.mu.Unlock()
+	for _, w := range ws {
+		w.fd.close()
+		<-w.done
+	}
+	return nil
+}
+
+// pollFD waits for readability of a C-owned descriptor through the
+// netpoller. It polls a CLOEXEC duplicate, so closing it wakes waiters
+// without closing the descriptor its C owner will close.
+type pollFD struct {
+	f  *os.File
+	rc syscall.RawConn
+}
+
+func newPollFD(fd int, name string) (*pollFD, error) {
+	if err := unix.SetNonblock(fd, true); err != nil {
+		return nil, fmt.Errorf("verbs: set %s non-blocking: %w", name, err)
+	}
+	nfd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("verbs: dup %s: %w", name, err)
+	}
+	f := os.NewFile(uintptr(nfd), name)
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &pollFD{f: f, rc: rc}, nil
+}
+
+// read calls fn whenever the descriptor may be readable until fn returns
+// true; it fails once the pollFD is closed or its read deadline passes.
+func (p *pollFD) read(fn func(uintptr) bool) error { return p.rc.Read(fn) }
+
+func (p *pollFD) close() {
+	if p != nil {
+		p.f.Close()
+	}
+}
+
+// errnoErr turns a negative errno returned by a shim into an error.
+func errnoErr(what string, rc C.int) error {
+	if rc < 0 {
+		rc = -rc
+	}
+	return fmt.Errorf("verbs: %s: %w", what, syscall.Errno(rc))
+}
+
+// asyncWatcher reads a device's async events (ibv_get_async_event).
+type asyncWatcher struct {
+	ctx  *C.struct_ibv_context
+	fd   *pollFD
+	ev   *C.struct_shim_async
+	done chan struct{}
+}
+
+// register maps c's QP and CQs for async-event dispatch and starts the
+// device's watcher on first use.
+func (p *RDMAProvider) register(c *rdmaConn) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return ErrClosed
+	}
+	ctx := c.id.verbs
+	if _, ok := p.watchers[ctx]; !ok {
+		fd, err := newPollFD(int(ctx.async_fd), "ibv-async")
+		if err != nil {
+			return err
+		}
+		w := &asyncWatcher{ctx: ctx, fd: fd, done: make(chan struct{}),
+			ev: (*C.struct_shim_async)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_shim_async{}))))}
+		p.watchers[ctx] = w
+		go p.watch(w)
+	}
+	p.byQP[c.qp] = c
+	p.byCQ[c.scq] = c
+	p.byCQ[c.rcq] = c
+	return nil
+}
+
+func (p *RDMAProvider) unregister(c *rdmaConn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c.qp != nil {
+		delete(p.byQP, c.qp)
+	}
+	delete(p.byCQ, c.scq)
+	delete(p.byCQ, c.rcq)
+}
+
+func (p *RDMAProvider) watch(w *asyncWatcher) {
+	defer close(w.done)
+	defer C.free(unsafe.Pointer(w.ev))
+	var rc C.int
+	readFn := func(uintptr) bool {
+		rc = C.shim_get_async(w.ctx, w.ev)
+		return rc != 0
+	}
+	for {
+		if err := w.fd.read(readFn); err != nil {
+			return
+		}
+		if rc < 0 {
+			continue
+		}
+		ev := AsyncEvent(w.ev._type)
+		var victims []*rdmaConn
+		p.mu.Lock()
+		switch ev {
+		case EventQPFatal, EventQPReqErr, EventQPAccessErr:
+			if c := p.byQP[w.ev.qp]; c != nil {
+				victims = append(victims, c)
+			}
+		case EventCQErr:
+			if c := p.byCQ[w.ev.cq]; c != nil {
+				victims = append(victims, c)
+			}
+		case EventDeviceFatal:
+			for _, c := range p.byQP {
+				if c.id.verbs == w.ctx {
+					victims = append(victims, c)
+				}
+			}
+		}
+		p.mu.Unlock()
+		for _, c := range victims {
+			c.kill(&AsyncEventError{Event: ev})
+		}
+	}
+}
+
+func splitAddr(addr string) (string, int, error) {
+	host, ps, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("verbs: address %q: %w", addr, err)
+	}
+	port, err := strconv.Atoi(ps)
+	if err != nil || port < 0 || port > 65535 {
+		return "", 0, fmt.Errorf("verbs: address %q: bad port", addr)
+	}
+	return host, port, nil
+}
+
+// newCMID creates an event channel and an RDMA_PS_TCP id on it.
+func newCMID() (*C.struct_rdma_event_channel, *C.struct_rdma_cm_id, *pollFD, error) {
+	ch, err := C.rdma_create_event_channel()
+	if ch == nil {
+		return nil, nil, nil, fmt.Errorf("verbs: rdma_create_event_channel: %w", err)
+	}
+	var id *C.struct_rdma_cm_id
+	if rc, err := C.rdma_create_id(ch, &id, nil, C.RDMA_PS_TCP); rc != 0 {
+		C.rdma_destroy_event_channel(ch)
+		return nil, nil, nil, fmt.Errorf("verbs: rdma_create_id: %w", err)
+	}
+	fd, err := newPollFD(int(ch.fd), "rdma-cm")
+	if err != nil {
+		C.rdma_destroy_id(id)
+		C.rdma_destroy_event_channel(ch)
+		return nil, nil, nil, err
+	}
+	return ch, id, fd, nil
+}
+
+// Listen implements Provider: rdma_bind_addr and rdma_listen on addr
+// ("ip:port"; an empty host listens on all IPv4 addresses).
+func (p *RDMAProvider) Listen(addr string) (Listener, error) {
+	host, port, err := splitAddr(addr)
+	if err != nil {
+		return nil, err
+	}
+	ch, id, fd, err := newCMID()
+	if err != nil {
+		return nil, err
+	}
+	chost := C.CString(host)
+	rc := C.shim_bind_listen(id, chost, C.int(port), 128)
+	C.free(unsafe.Pointer(chost))
+	if rc != 0 {
+		fd.close()
+		C.rdma_destroy_id(id)
+		C.rdma_destroy_event_channel(ch)
+		return nil, errnoErr("rdma_bind_addr/rdma_listen "+addr, rc)
+	}
+	var local, peer [C.SHIM_ADDR_MAX]C.char
+	C.shim_id_addrs(id, &local[0], &peer[0])
+	ln := &rdmaListener{
+		prov: p, ch: ch, id: id, fd: fd,
+		addr:   C.GoString(&local[0]),
+		reqs:   make(chan *rdmaRequest, 128),
+		closed: make(chan struct{}),
+		done:   make(chan struct{}),
+		ev:     (*C.struct_shim_cm_event)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_shim_cm_event{})))),
+	}
+	go ln.loop()
+	return ln, nil
+}
+
+// rdmaListener implements Listener. Its goroutine reads the listening
+// id's event channel; each CONNECT_REQUEST's new id is migrated to its own
+// channel (rdma_migrate_id) owned by the request's rdmaConn.
+type rdmaListener struct {
+	prov   *RDMAProvider
+	ch     *C.struct_rdma_event_channel
+	id     *C.struct_rdma_cm_id
+	fd     *pollFD
+	addr   string
+	ev     *C.struct_shim_cm_event
+	reqs   chan *rdmaRequest
+	mu     sync.Mutex
+	closed chan struct{}
+	isShut bool
+	done   chan struct{}
+}
+
+func (ln *rdmaListener) loop() {
+	defer close(ln.done)
+	var rc C.int
+	readFn := func(uintptr) bool {
+		rc = C.shim_get_cm_event(ln.ch, ln.ev)
+		return rc != 0
+	}
+	for {
+		if err := ln.fd.read(readFn); err != nil {
+			return
+		}
+		if rc < 0 || ln.ev.event != C.RDMA_CM_EVENT_CONNECT_REQUEST {
+			continue
+		}
+		ev := goCMEvent(ln.ev)
+		r, err := ln.newRequest(ev)
+		if err != nil {
+			C.rdma_reject(ev.id, nil, 0)
+			C.rdma_destroy_id(ev.id)
+			continue
+		}
+		ln.mu.Lock()
+		queued := false
+		if !ln.isShut {
+			select {
+			case ln.reqs <- r:
+				queued = true
+			default:
+			}
+		}
+		ln.mu.Unlock()
+		if !queued {
+			r.Reject(nil)
+		}
+	}
+}
+
+func (ln *rdmaListener) newRequest(ev cmEvent) (*rdmaRequest, error) {
+	ch, err := C.rdma_create_event_channel()
+	if ch == nil {
+		return nil, fmt.Errorf("verbs: rdma_create_event_channel: %w", err)
+	}
+	if rc, err := C.rdma_migrate_id(ev.id, ch); rc != 0 {
+		C.rdma_destroy_event_channel(ch)
+		return nil, fmt.Errorf("verbs: rdma_migrate_id: %w", err)
+	}
+	fd, err := newPollFD(int(ch.fd), "rdma-cm")
+	if err != nil {
+		// The id is on ch now; destroy it before the channel.
+		C.rdma_destroy_id(ev.id)
+		C.rdma_destroy_event_channel(ch)
+		return nil, err
+	}
+	c := newRDMAConn(ln.prov, ch, ev.id, fd)
+	c.local, c.remote = ev.local, ev.peer
+	c.peerPriv = ev.priv
+	return &rdmaRequest{c: c, ev: ev}, nil
+}
+
+func (ln *rdmaListener) GetRequest(ctx context.Context) (ConnRequest, error) {
+	select {
+	case r := <-ln.reqs:
+		return r, nil
+	case <-ln.closed:
+		return nil, ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (ln *rdmaListener) Addr() string { return ln.addr }
+
+func (ln *rdmaListener) Close() error {
+	ln.mu.Lock()
+	if ln.isShut {
+		ln.mu.Unlock()
+		return nil
+	}
+	ln.isShut = true
+	close(ln.closed)
+	ln.mu.Unlock()
+	ln.fd.close()
+	<-ln.done
+	C.rdma_destroy_id(ln.id)
+	C.rdma_destroy_event_channel(ln.ch)
+	C.free(unsafe.Pointer(ln.ev))
+	for {
+		select {
+		case r := <-ln.reqs:
+			r.Reject(nil)
+		default:
+			return nil
+		}
+	}
+}
+
+// cmEvent is the Go copy of a shim_cm_event.
+type cmEvent struct {
+	event    C.int
+	status   int
+	id       *C.struct_rdma_cm_id
+	priv     []byte
+	ird, ord uint8
+	local    string
+	peer     string
+}
+
+func goCMEvent(e *C.struct_shim_cm_event) cmEvent {
+	ev := cmEvent{
+		event:  e.event,
+		status: int(e.status),
+		id:     e.id,
+		ird:    uint8(e.initiator_depth),
+		ord:    uint8(e.responder_resources),
+		local:  C.GoString(&e.local[0]),
+		peer:   C.GoString(&e.peer[0]),
+	}
+	if e.priv_len > 0 {
+		ev.priv = C.GoBytes(unsafe.Pointer(&e.priv[0]), e.priv_len)
+	}
+	return ev
+}
+
+// rdmaRequest implements ConnRequest.
+type rdmaRequest struct {
+	c        *rdmaConn
+	ev       cmEvent
+	mu       sync.Mutex
+	hasQP    bool
+	answered bool
+}
+
+func (r *rdmaRequest) PrivateData() []byte       { return r.ev.priv }
+func (r *rdmaRequest) RemoteAddr() string        { return r.ev.peer }
+func (r *rdmaRequest) LocalAddr() string         { return r.ev.local }
+func (r *rdmaRequest) InitiatorDepth() uint8     { return r.ev.ird }
+func (r *rdmaRequest) ResponderResources() uint8 { return r.ev.ord }
+
+func (r *rdmaRequest) Conn(cfg Config) (Conn, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.hasQP {
+		return nil, errors.New("verbs: ConnRequest.Conn called twice")
+	}
+	if r.answered {
+		return nil, ErrNotConnected
+	}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := r.c.setupQP(cfg); err != nil {
+		return nil, err
+	}
+	r.hasQP = true
+	return r.c, nil
+}
+
+func (r *rdmaRequest) Accept(privateData []byte, initiatorDepth, responderResources uint8) error {
+	if len(privateData) > MaxRepPrivateData {
+		return ErrPrivateDataTooLong
+	}
+	r.mu.Lock()
+	if !r.hasQP {
+		r.mu.Unlock()
+		return errors.New("verbs: Accept before ConnRequest.Conn")
+	}
+	if r.answered {
+		r.mu.Unlock()
+		return errors.New("verbs: connection request already answered")
+	}
+	r.answered = true
+	r.mu.Unlock()
+	c := r.c
+	// rnr_retry_count 7 (infinite) for the peer's Sends to us: we always
+	// keep Receives posted; retry_count is ignored when accepting.
+	rc := C.shim_connect(c.id, cBytes(privateData), C.int(len(privateData)),
+		C.int(initiatorDepth), C.int(responderResources), 7, 7, 1)
+	if rc != 0 {
+		err := errnoErr("rdma_accept", rc)
+		c.kill(err)
+		return err
+	}
+	if _, err := c.waitSetup(context.Background(), C.RDMA_CM_EVENT_ESTABLISHED); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (r *rdmaRequest) Reject(privateData []byte) error {
+	if len(privateData) > MaxRejPrivateData {
+		return ErrPrivateDataTooLong
+	}
+	r.mu.Lock()
+	if r.answered {
+		r.mu.Unlock()
+		return errors.New("verbs: connection request already answered")
+	}
+	r.answered = true
+	r.mu.Unlock()
+	var err error
+	if rc, e := C.rdma_reject(r.c.id, cBytes(privateData), C.uint8_t(len(privateData))); rc != 0 {
+		err = fmt.Errorf("verbs: rdma_reject: %w", e)
+	}
+	r.c.Close()
+	return err
+}
+
+// cBytes returns a pointer to b's first byte, or nil. The C side copies
+// the bytes before returning.
+func cBytes(b []byte) unsafe.Pointer {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(&b[0])
+}
