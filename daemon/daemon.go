@@ -1,0 +1,263 @@
+package daemon
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/gonfsrdma/gonfsrdma/exports"
+	"github.com/gonfsrdma/gonfsrdma/nfs"
+	"github.com/gonfsrdma/gonfsrdma/nfs/mount"
+	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	"github.com/gonfsrdma/gonfsrdma/oncrpc/rpcbind"
+)
+
+// Config is everything the CLI decides.
+type Config struct {
+	ExportsFile   string // exports(5) file; empty: DefaultExport to loopback
+	DefaultExport string
+	NFSAddr       string // NFS over TCP
+	MountAddr     string // MOUNT over TCP and UDP
+	RDMAAddr      string // NFS over RPC-over-RDMA; empty disables
+	RequireRDMA   bool
+	PortmapAddr   string
+	NoPortmap     bool
+	StateDir      string
+	RDMACredits   int
+	RDMAInline    int
+	MaxInFlight   int
+	Version       string
+}
+
+// Program numbers registered with rpcbind.
+const (
+	nfsProgram   = 100003
+	mountProgram = 100005
+)
+
+// drainTimeout bounds the orderly shutdown; reloadGrace is how long a
+// removed export's backend stays open for calls already using it.
+const (
+	drainTimeout = 10 * time.Second
+	reloadGrace  = 30 * time.Second
+)
+
+// Run serves until ctx ends. Each value received on reload re-reads the
+// exports file.
+func Run(ctx context.Context, log *zap.Logger, cfg Config, reload <-chan os.Signal) error {
+	log.Info("gonfsrdma starting", zap.String("version", cfg.Version), zap.Int("pid", os.Getpid()))
+	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+		return fmt.Errorf("state dir: %w", err)
+	}
+	key, err := handleKey(cfg.StateDir)
+	if err != nil {
+		return err
+	}
+	log.Info("state directory", zap.String("path", cfg.StateDir))
+
+	table, err := loadTable(log, cfg)
+	if err != nil {
+		return err
+	}
+	st := &exportState{log: log, handleKey: key}
+	set, _, err := st.build(table, nil)
+	if err != nil {
+		return err
+	}
+	st.publish(set, nil, 0)
+	defer st.closeAll()
+	for _, e := range table.Exports {
+		for _, r := range e.Rules {
+			log.Info("export", zap.String("path", e.Path), zap.String("client", r.Spec), zap.Stringer("options", &r.Options))
+		}
+	}
+
+	nfsSrv := nfs.NewServer(nfs.Config{Exports: st, Authorize: st.authorize, Log: log.Named("nfs")})
+	st.nfs = nfsSrv
+	mountSrv := mount.NewServer(log.Named("mount"), mountBackend{st})
+	drc := oncrpc.NewDRC(8192, 16<<20, 2*time.Minute)
+	disp := oncrpc.NewDispatcher(log.Named("rpc"), drc, nfsSrv.Program(), mountSrv.Program())
+	rpcSrv := oncrpc.NewServer(log.Named("rpc"), disp, oncrpc.ServerConfig{MaxInFlight: cfg.MaxInFlight})
+
+	errc := make(chan error, 8)
+	serve := func(name string, f func() error) {
+		go func() {
+			if err := f(); err != nil && !errors.Is(err, oncrpc.ErrServerClosed) {
+				errc <- fmt.Errorf("%s: %w", name, err)
+			}
+		}()
+	}
+	nfsL, err := net.Listen("tcp", cfg.NFSAddr)
+	if err != nil {
+		return fmt.Errorf("NFS listener: %w", err)
+	}
+	serve("NFS/TCP", func() error { return rpcSrv.ServeTCP(nfsL) })
+	mountL, err := net.Listen("tcp", cfg.MountAddr)
+	if err != nil {
+		return fmt.Errorf("MOUNT listener: %w", err)
+	}
+	serve("MOUNT/TCP", func() error { return rpcSrv.ServeTCP(mountL) })
+	mountPC, err := net.ListenPacket("udp", mountL.Addr().String())
+	if err != nil {
+		return fmt.Errorf("MOUNT UDP listener: %w", err)
+	}
+	serve("MOUNT/UDP", func() error { return rpcSrv.ServeUDP(mountPC) })
+	nfsPort, mountPort := portOf(nfsL.Addr()), portOf(mountL.Addr())
+	log.Info("listening", zap.String("nfs_tcp", nfsL.Addr().String()), zap.String("mount_tcp_udp", mountL.Addr().String()))
+
+	rdma, rdmaPort, err := startRDMA(ctx, log, cfg, disp)
+	if err != nil {
+		rpcSrv.Shutdown(context.Background())
+		return err
+	}
+
+	var pm *rpcbind.Service
+	if !cfg.NoPortmap {
+		maps := []rpcbind.Mapping{
+			rpcbind.NewMapping(nfsProgram, 3, "tcp", nfsPort),
+			rpcbind.NewMapping(mountProgram, 3, "tcp", mountPort),
+			rpcbind.NewMapping(mountProgram, 3, "udp", mountPort),
+			rpcbind.NewMapping(mountProgram, 1, "tcp", mountPort),
+			rpcbind.NewMapping(mountProgram, 1, "udp", mountPort),
+		}
+		if rdma != nil {
+			maps = append(maps, rpcbind.NewMapping(nfsProgram, 3, "rdma", rdmaPort))
+		}
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		pm, err = rpcbind.Start(rctx, log.Named("rpcbind"), rpcbind.Config{Addr: cfg.PortmapAddr, Mappings: maps})
+		cancel()
+		if err != nil {
+			log.Error("rpcbind unavailable; clients must name ports (mountport=, port=)", zap.Error(err))
+			pm = nil
+		}
+	}
+
+	for _, e := range table.Exports {
+		log.Info("mount with", zap.String("tcp", mountHint(e.Path, "tcp", nfsPort, mountPort, pm == nil)))
+		if rdma != nil {
+			log.Info("mount with", zap.String("rdma", mountHint(e.Path, "rdma", rdmaPort, mountPort, pm == nil)))
+		}
+	}
+
+	var runErr error
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			log.Info("shutting down")
+			break loop
+		case err := <-errc:
+			log.Error("listener failed", zap.Error(err))
+			runErr = err
+			break loop
+		case <-reload:
+			doReload(log, cfg, st)
+		}
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
+	defer cancel()
+	if pm != nil {
+		if err := pm.Close(sctx); err != nil {
+			log.Warn("rpcbind close", zap.Error(err))
+		}
+	}
+	if rdma != nil {
+		if err := rdma.Shutdown(sctx); err != nil {
+			log.Warn("RDMA shutdown", zap.Error(err))
+		}
+	}
+	if err := rpcSrv.Shutdown(sctx); err != nil {
+		log.Warn("shutdown did not drain", zap.Error(err))
+	}
+	log.Info("stopped")
+	return runErr
+}
+
+func loadTable(log *zap.Logger, cfg Config) (*exports.Table, error) {
+	if cfg.ExportsFile == "" {
+		dir, err := filepath.Abs(cfg.DefaultExport)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("default export: %w", err)
+		}
+		log.Info("no --exports file: exporting the default directory read-write to loopback clients", zap.String("path", dir))
+		return exports.Default(dir)
+	}
+	t, warnings, err := exports.Load(cfg.ExportsFile, exports.ParseOptions{})
+	for _, w := range warnings {
+		log.Warn("exports", zap.String("warning", w.String()))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("exports file %s:\n%w", cfg.ExportsFile, err)
+	}
+	log.Info("exports loaded", zap.String("file", cfg.ExportsFile), zap.Int("exports", len(t.Exports)))
+	return t, nil
+}
+
+func doReload(log *zap.Logger, cfg Config, st *exportState) {
+	if cfg.ExportsFile == "" {
+		log.Info("reload requested, but there is no exports file")
+		return
+	}
+	t, err := loadTable(log, cfg)
+	if err != nil {
+		log.Error("reload failed; keeping the previous exports", zap.Error(err))
+		return
+	}
+	set, unused, err := st.build(t, st.cur.Load())
+	if err != nil {
+		log.Error("reload failed; keeping the previous exports", zap.Error(err))
+		return
+	}
+	st.publish(set, unused, reloadGrace)
+	log.Info("exports reloaded", zap.Int("exports", len(t.Exports)), zap.Int("removed", len(unused)))
+}
+
+// handleKey returns the secret that authenticates OS-backend file handles,
+// kept in the state directory so handles survive restarts.
+func handleKey(stateDir string) ([]byte, error) {
+	p := filepath.Join(stateDir, "fhkey")
+	key, err := os.ReadFile(p)
+	if err == nil && len(key) >= 16 {
+		return key, nil
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("handle key: %w", err)
+	}
+	key = make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, key, 0o600); err != nil {
+		return nil, fmt.Errorf("handle key: %w", err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		return nil, fmt.Errorf("handle key: %w", err)
+	}
+	return key, nil
+}
+
+func portOf(a net.Addr) uint16 {
+	_, p, _ := net.SplitHostPort(a.String())
+	n, _ := strconv.Atoi(p)
+	return uint16(n)
+}
+
+func mountHint(path, proto string, port, mountPort uint16, noPortmap bool) string {
+	opts := "vers=3,proto=" + proto + ",port=" + strconv.Itoa(int(port))
+	if noPortmap {
+		opts += ",mountport=" + strconv.Itoa(int(mountPort)) + ",mountproto=tcp,nolock"
+	}
+	return "mount -t nfs -o " + opts + " SERVER:" + path + " /mnt"
+}

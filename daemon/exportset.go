@@ -1,0 +1,236 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/gonfsrdma/gonfsrdma/exports"
+	"github.com/gonfsrdma/gonfsrdma/nfs"
+	"github.com/gonfsrdma/gonfsrdma/nfs/mount"
+	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
+	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	"github.com/gonfsrdma/gonfsrdma/vfs"
+)
+
+// exportSet is one published generation of the export table with its
+// backends. Immutable.
+type exportSet struct {
+	table  *exports.Table
+	byFSID map[uint32]*exportEntry
+	byPath map[string]*exportEntry
+}
+
+type exportEntry struct {
+	cfg     *exports.Export
+	nfs     nfs.Export
+	backend string
+}
+
+// exportState is the daemon's live export set and what it needs to open
+// backends. It implements nfs.ExportResolver, nfs.AuthorizeFunc and
+// mount.Backend.
+type exportState struct {
+	log       *zap.Logger
+	handleKey []byte
+	cur       atomic.Pointer[exportSet]
+	nfs       *nfs.Server // set once the NFS server exists
+}
+
+// fsidOf returns the export's fsid: fsid= or a hash of the path.
+func fsidOf(e *exports.Export) uint32 {
+	if len(e.Rules) > 0 && e.Rules[0].Options.FSIDSet {
+		return e.Rules[0].Options.FSID
+	}
+	return nfs.FSIDFromPath(e.Path)
+}
+
+func backendOf(e *exports.Export) string {
+	if len(e.Rules) > 0 && e.Rules[0].Options.Backend != "" {
+		return e.Rules[0].Options.Backend
+	}
+	return exports.BackendOS
+}
+
+// build opens backends for t, reusing those of prev whose path and backend
+// are unchanged. It returns the new set and the entries of prev that are
+// no longer used.
+func (st *exportState) build(t *exports.Table, prev *exportSet) (*exportSet, []*exportEntry, error) {
+	set := &exportSet{table: t, byFSID: make(map[uint32]*exportEntry), byPath: make(map[string]*exportEntry)}
+	reused := make(map[*exportEntry]bool)
+	for _, e := range t.Exports {
+		fsid, backend := fsidOf(e), backendOf(e)
+		if other, ok := set.byFSID[fsid]; ok {
+			closeEntries(set.byPath, reused)
+			return nil, nil, fmt.Errorf("exports %s and %s have the same fsid %d", other.cfg.Path, e.Path, fsid)
+		}
+		var fs vfs.FS
+		if prev != nil {
+			if old, ok := prev.byPath[e.Path]; ok && old.backend == backend && old.nfs.FSID == fsid {
+				fs = old.nfs.FS
+				reused[old] = true
+			}
+		}
+		if fs == nil {
+			var err error
+			fs, err = st.open(e.Path, backend)
+			if err != nil {
+				closeEntries(set.byPath, reused)
+				return nil, nil, fmt.Errorf("export %s: %w", e.Path, err)
+			}
+		}
+		ent := &exportEntry{cfg: e, backend: backend, nfs: nfs.Export{FSID: fsid, Path: e.Path, FS: fs, ReadOnly: allReadOnly(e)}}
+		set.byFSID[fsid] = ent
+		set.byPath[e.Path] = ent
+	}
+	var unused []*exportEntry
+	if prev != nil {
+		for _, old := range prev.byPath {
+			if !reused[old] {
+				unused = append(unused, old)
+			}
+		}
+	}
+	return set, unused, nil
+}
+
+// closeEntries closes the backends of a half-built set, except reused ones.
+func closeEntries(m map[string]*exportEntry, reused map[*exportEntry]bool) {
+	for _, e := range m {
+		if !reused[e] {
+			e.nfs.FS.Close()
+		}
+	}
+}
+
+func allReadOnly(e *exports.Export) bool {
+	for i := range e.Rules {
+		if !e.Rules[i].Options.ReadOnly {
+			return false
+		}
+	}
+	return true
+}
+
+func (st *exportState) open(path, backend string) (vfs.FS, error) {
+	switch backend {
+	case exports.BackendMem:
+		return vfs.NewMem(vfs.MemOptions{Logger: st.log.With(zap.String("export", path))}), nil
+	case exports.BackendOS, "":
+		return vfs.NewOS(path, vfs.OSOptions{Logger: st.log.With(zap.String("export", path)), HandleKey: st.handleKey})
+	}
+	return nil, fmt.Errorf("unknown backend %q", backend)
+}
+
+// publish makes set current and closes the unused backends after grace.
+func (st *exportState) publish(set *exportSet, unused []*exportEntry, grace time.Duration) {
+	st.cur.Store(set)
+	if len(unused) == 0 {
+		return
+	}
+	time.AfterFunc(grace, func() {
+		for _, e := range unused {
+			if err := e.nfs.FS.Close(); err != nil {
+				st.log.Warn("closing removed export", zap.String("export", e.nfs.Path), zap.Error(err))
+			}
+		}
+	})
+}
+
+func (st *exportState) closeAll() {
+	if set := st.cur.Load(); set != nil {
+		for _, e := range set.byPath {
+			e.nfs.FS.Close()
+		}
+	}
+}
+
+// ByFSID implements nfs.ExportResolver.
+func (st *exportState) ByFSID(fsid uint32) (*nfs.Export, bool) {
+	e, ok := st.cur.Load().byFSID[fsid]
+	if !ok {
+		return nil, false
+	}
+	return &e.nfs, true
+}
+
+func transportOf(t oncrpc.Transport) exports.Transport {
+	if t == oncrpc.RDMA {
+		return exports.RDMA
+	}
+	return exports.TCP
+}
+
+// authorize implements nfs.AuthorizeFunc with the export's client rules:
+// the first rule matching the caller decides transport, port, flavor,
+// squashing and read-only.
+func (st *exportState) authorize(call *oncrpc.Call, e *nfs.Export) (nfs.Cred, bool, wire.Status) {
+	ent, ok := st.cur.Load().byFSID[e.FSID]
+	if !ok {
+		return nfs.Cred{}, true, wire.ErrStale
+	}
+	rule, ok := ent.cfg.Match(call.Conn.Remote.Addr().Unmap())
+	if !ok {
+		return nfs.Cred{}, true, wire.ErrAcces
+	}
+	o := &rule.Options
+	t := transportOf(call.Conn.Transport)
+	if !o.AllowsTransport(t) || !o.AllowsFlavor(call.Cred.Flavor) {
+		return nfs.Cred{}, true, wire.ErrAcces
+	}
+	if !o.PortOK(t, int(call.Conn.Remote.Port())) {
+		return nfs.Cred{}, true, wire.ErrPerm
+	}
+	var cred nfs.Cred
+	if call.HasUnix {
+		cred.UID, cred.GID, cred.GIDs = o.SquashIDs(call.Unix.UID, call.Unix.GID, call.Unix.GIDs())
+	} else {
+		cred.UID, cred.GID = o.AnonUID, o.AnonGID
+	}
+	return cred, o.ReadOnly, wire.OK
+}
+
+// mountBackend adapts exportState to mount.Backend.
+type mountBackend struct{ st *exportState }
+
+// Exports implements mount.Backend.
+func (m mountBackend) Exports(context.Context) []mount.Export { return m.st.exportList() }
+
+// Mount implements mount.Backend.
+func (m mountBackend) Mount(_ context.Context, call *oncrpc.Call, dirpath string) ([]byte, []uint32, mount.Stat) {
+	return m.st.mount(call, dirpath)
+}
+
+func (st *exportState) exportList() []mount.Export {
+	set := st.cur.Load()
+	var out []mount.Export
+	for _, e := range set.table.Exports {
+		out = append(out, mount.Export{Path: e.Path, Groups: e.Groups()})
+	}
+	return out
+}
+
+func (st *exportState) mount(call *oncrpc.Call, dirpath string) ([]byte, []uint32, mount.Stat) {
+	set := st.cur.Load()
+	e := set.table.Lookup(dirpath)
+	if e == nil {
+		return nil, nil, mount.StatNoEnt
+	}
+	rule, ok := e.Match(call.Conn.Remote.Addr().Unmap())
+	if !ok {
+		st.log.Info("mount refused: no rule matches the client", zap.String("path", dirpath), zap.Stringer("client", call.Conn.Remote))
+		return nil, nil, mount.StatAcces
+	}
+	if !rule.Options.PortOK(exports.TCP, int(call.Conn.Remote.Port())) {
+		st.log.Info("mount refused: insecure source port", zap.String("path", dirpath), zap.Stringer("client", call.Conn.Remote))
+		return nil, nil, mount.StatAcces
+	}
+	fh, ok := st.nfs.RootHandle(set.byPath[e.Path].nfs.FSID)
+	if !ok {
+		return nil, nil, mount.StatServerFault
+	}
+	return fh, rule.Options.Flavors, mount.StatOK
+}
