@@ -1,0 +1,717 @@
+// client.go: the client transport (oncrpc.Caller over RPC-over-RDMA),
+// marshaling calls the way the Linux client's rpcrdma_marshal_req does,
+// plus raw access for conformance tests.
+//
+// Buffer ownership: the client registers one Receive buffer and one Send
+// buffer per credit (recvMR, sendMR) and, lazily per call slot, an "out"
+// region the server RDMA-Reads Read chunks from and an "in" region it
+// RDMA-Writes Write and Reply chunks into. A slot belongs to one Call from
+// credit acquisition until the reply has been consumed and the Send has
+// completed; the server may touch its regions only during that time. A
+// Receive buffer belongs to the provider while posted, to the Call that
+// the reply matched while it is decoded, and is re-posted right after.
+// Results are copied out, so callers own what Call returns. Every region
+// is deregistered by Close after the queue pair is closed and no Call is
+// still running.
+
+package rpcrdma
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	"github.com/gonfsrdma/gonfsrdma/verbs"
+	"github.com/gonfsrdma/gonfsrdma/xdr"
+)
+
+// ClientConfig configures Dial. Zero fields take defaults.
+type ClientConfig struct {
+	// Credits is the most calls in flight and the Receives kept posted
+	// (default 64). The server's grant lowers it further.
+	Credits int
+	// InlineSend and InlineRecv are offered in the private data
+	// (default 4096 each).
+	InlineSend, InlineRecv int
+	// MaxRecord sizes the chunk regions: the largest WRITE payload or
+	// NOMSG call, READ payload and Reply chunk (default 1 MiB + 64 KiB).
+	MaxRecord int
+	// RemoteInvalidate offers Send-With-Invalidate; chunk regions are then
+	// re-registered after the server invalidates them.
+	RemoteInvalidate bool
+	// Cred is the default credential (AUTH_NONE when zero).
+	Cred oncrpc.OpaqueAuth
+}
+
+// RDMAError is an RDMA_ERROR reply.
+type RDMAError struct {
+	Code      ErrCode
+	Low, High uint32 // ERR_VERS range
+}
+
+func (e *RDMAError) Error() string {
+	if e.Code == ErrVers {
+		return fmt.Sprintf("rpcrdma: server replied ERR_VERS (versions %d-%d)", e.Low, e.High)
+	}
+	return "rpcrdma: server replied " + e.Code.String()
+}
+
+// ErrClosed is returned for calls on a closed client or a lost connection.
+var ErrClosed = errors.New("rpcrdma: client connection closed")
+
+// Client is an RPC-over-RDMA client connection. It implements
+// oncrpc.Caller; calls may be issued concurrently.
+type Client struct {
+	vc      verbs.Conn
+	cfg     ClientConfig
+	sendMax int // min(our InlineSend, server's receive size)
+	recvMax int
+
+	recvMR, sendMR *verbs.MR
+	slots          []*cslot
+	free           chan *cslot
+	credits        *clientCredits
+	xid            atomic.Uint32
+
+	mu      sync.Mutex
+	pending map[uint32]*cslot
+	closed  bool
+	active  sync.WaitGroup
+
+	postMu sync.Mutex
+	dead   bool
+	done   chan struct{}
+	err    error
+
+	closeOnce sync.Once
+}
+
+type cslot struct {
+	idx       int
+	send      []byte
+	sendOff   int
+	in, out   *verbs.MR
+	hdr       Header
+	rd        xdr.Reader
+	wr        [1]verbs.SendWR
+	sge       [1]verbs.SGE
+	sent      chan verbs.WCStatus
+	reply     chan creply
+	abandoned bool // guarded by Client.mu
+	segs      []Segment
+	rsegs     []ReadSegment
+	wchunks   [1]Chunk
+	buf       []byte // scratch for marshaling
+}
+
+type creply struct {
+	idx, n      int
+	invalidated bool
+	err         error
+}
+
+// Dial connects to an RPC-over-RDMA server at addr.
+func Dial(ctx context.Context, provider verbs.Provider, addr string, cfg ClientConfig) (*Client, error) {
+	if cfg.Credits <= 0 {
+		cfg.Credits = DefaultCredits
+	}
+	if cfg.InlineSend <= 0 {
+		cfg.InlineSend = DefaultInlineSize
+	}
+	if cfg.InlineRecv <= 0 {
+		cfg.InlineRecv = DefaultInlineSize
+	}
+	if cfg.MaxRecord <= 0 {
+		cfg.MaxRecord = DefaultMaxRecord
+	}
+	c := &Client{
+		cfg:     cfg,
+		pending: make(map[uint32]*cslot),
+		free:    make(chan *cslot, cfg.Credits),
+		credits: newClientCredits(cfg.Credits),
+		done:    make(chan struct{}),
+	}
+	c.xid.Store(uint32(time.Now().UnixNano()))
+	n := cfg.Credits
+	prepare := func(vc verbs.Conn) error {
+		var err error
+		if c.recvMR, err = vc.Register(n*cfg.InlineRecv, verbs.AccessLocalWrite); err != nil {
+			return err
+		}
+		wrs := make([]verbs.RecvWR, n)
+		sges := make([]verbs.SGE, n)
+		for i := range wrs {
+			sges[i] = c.recvMR.SGE(i*cfg.InlineRecv, cfg.InlineRecv)
+			wrs[i] = verbs.RecvWR{ID: recvWRID(i), SGL: sges[i : i+1]}
+		}
+		return vc.PostRecv(wrs)
+	}
+	priv := PrivateData{RemoteInvalidate: cfg.RemoteInvalidate, SendSize: cfg.InlineSend, RecvSize: cfg.InlineRecv}.Append(nil)
+	vc, err := provider.Dial(ctx, addr, verbs.ConnParams{
+		Config:      verbs.Config{MaxSendWR: 2*n + 8, MaxRecvWR: n, MaxSendSGE: 1, MaxRecvSGE: 1},
+		PrivateData: priv, InitiatorDepth: 0, ResponderResources: 16,
+		Prepare: prepare,
+	})
+	if err != nil {
+		if c.recvMR != nil {
+			c.recvMR.Deregister()
+		}
+		return nil, err
+	}
+	c.vc = vc
+	spd, _ := ParsePrivateData(vc.PeerPrivateData())
+	c.sendMax = min(cfg.InlineSend, spd.RecvSize)
+	c.recvMax = cfg.InlineRecv
+	if c.sendMR, err = vc.Register(n*c.sendMax, verbs.AccessLocalWrite); err != nil {
+		vc.Close()
+		c.recvMR.Deregister()
+		return nil, err
+	}
+	c.slots = make([]*cslot, n)
+	for i := range c.slots {
+		s := &cslot{
+			idx: i, send: c.sendMR.Slice(i*c.sendMax, c.sendMax), sendOff: i * c.sendMax,
+			sent: make(chan verbs.WCStatus, 1), reply: make(chan creply, 1),
+		}
+		c.slots[i] = s
+		c.free <- s
+	}
+	go c.run()
+	return c, nil
+}
+
+// SendMax is the negotiated inline send size (what one Send may carry).
+func (c *Client) SendMax() int { return c.sendMax }
+
+// Done is closed when the connection is gone.
+func (c *Client) Done() <-chan struct{} { return c.done }
+
+// Err is the reason the connection ended, once Done is closed.
+func (c *Client) Err() error {
+	<-c.done
+	return c.err
+}
+
+func (c *Client) run() {
+	wcs := make([]verbs.Completion, 32)
+	var err error
+	for {
+		var n int
+		n, err = c.vc.Poll(context.Background(), wcs)
+		if err != nil {
+			break
+		}
+		for i := 0; i < n; i++ {
+			c.complete(&wcs[i])
+		}
+	}
+	c.postMu.Lock()
+	c.dead = true
+	c.postMu.Unlock()
+	c.mu.Lock()
+	c.err = err
+	for xid, s := range c.pending {
+		delete(c.pending, xid)
+		if s.abandoned {
+			c.freeSlot(s)
+			continue
+		}
+		s.reply <- creply{err: fmt.Errorf("%w: %v", ErrClosed, err)}
+	}
+	c.mu.Unlock()
+	c.credits.kill()
+	close(c.done)
+}
+
+func (c *Client) complete(wc *verbs.Completion) {
+	kind, i := splitWRID(wc.WRID)
+	if i >= len(c.slots) {
+		return
+	}
+	switch kind {
+	case wrRecv:
+		if wc.Status != verbs.WCSuccess {
+			return
+		}
+		buf := c.recvMR.Slice(i*c.recvMax, c.recvMax)
+		if wc.ByteLen < 4 {
+			c.repost(i)
+			return
+		}
+		xid := binary.BigEndian.Uint32(buf)
+		c.mu.Lock()
+		s := c.pending[xid]
+		delete(c.pending, xid)
+		abandoned := s != nil && s.abandoned
+		c.mu.Unlock()
+		switch {
+		case s == nil:
+			c.repost(i)
+		case abandoned:
+			c.repost(i)
+			c.noteGrant(buf[:wc.ByteLen])
+			c.freeSlot(s)
+		default:
+			s.reply <- creply{idx: i, n: int(wc.ByteLen), invalidated: wc.Invalidated}
+		}
+	case wrSend:
+		select {
+		case c.slots[i].sent <- wc.Status:
+		default:
+		}
+	}
+}
+
+func (c *Client) noteGrant(b []byte) {
+	if len(b) >= 12 {
+		c.credits.update(binary.BigEndian.Uint32(b[8:]))
+	}
+}
+
+func (c *Client) repost(i int) {
+	wr := [1]verbs.RecvWR{{ID: recvWRID(i), SGL: []verbs.SGE{c.recvMR.SGE(i*c.recvMax, c.recvMax)}}}
+	c.postMu.Lock()
+	defer c.postMu.Unlock()
+	if !c.dead {
+		c.vc.PostRecv(wr[:])
+	}
+}
+
+func (c *Client) freeSlot(s *cslot) {
+	c.free <- s
+	c.credits.release()
+}
+
+// Close disconnects, fails the calls in progress, waits for them and
+// frees every registered region.
+func (c *Client) Close() error {
+	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		c.closed = true
+		c.mu.Unlock()
+		c.vc.Disconnect()
+		<-c.done
+		c.active.Wait()
+		c.vc.Close()
+		c.recvMR.Deregister()
+		c.sendMR.Deregister()
+		for _, s := range c.slots {
+			if s.in != nil {
+				s.in.Deregister()
+			}
+			if s.out != nil {
+				s.out.Deregister()
+			}
+		}
+	})
+	return nil
+}
+
+// CallOpts override how a call offers chunks (conformance tests).
+type CallOpts struct {
+	// WriteChunk, when non-nil, are the segment lengths of the Write chunk
+	// offered for the reply payload (instead of one segment of
+	// ReplyPayloadMax bytes).
+	WriteChunk []int
+	// ReplyChunk, when non-nil, are the segment lengths of the Reply
+	// chunk offered (LargeReply offers one segment of MaxRecord bytes).
+	ReplyChunk []int
+}
+
+// Call implements oncrpc.Caller.
+func (c *Client) Call(ctx context.Context, cc *oncrpc.ClientCall) ([]byte, error) {
+	return c.CallWith(ctx, cc, nil, nil)
+}
+
+// CallWith sends cc offering chunks per opts (nil for the defaults) and
+// appends the results of a SUCCESS reply to dst.
+func (c *Client) CallWith(ctx context.Context, cc *oncrpc.ClientCall, opts *CallOpts, dst []byte) ([]byte, error) {
+	s, err := c.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer c.active.Done()
+	xid := c.xid.Add(1)
+	hdr, msgLen, err := c.marshal(s, xid, cc, opts)
+	if err != nil {
+		c.freeSlot(s)
+		return nil, err
+	}
+	r, err := c.roundTrip(ctx, s, xid, hdr, msgLen)
+	if err != nil {
+		return nil, err
+	}
+	defer c.finish(s, r)
+	msg, err := c.decodeReply(s, r)
+	if err != nil {
+		return nil, err
+	}
+	res, err := oncrpc.ParseReply(msg)
+	if err != nil {
+		return nil, err
+	}
+	return append(dst, res...), nil
+}
+
+func (c *Client) acquire(ctx context.Context) (*cslot, error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, ErrClosed
+	}
+	c.active.Add(1)
+	c.mu.Unlock()
+	if !c.credits.acquire() {
+		c.active.Done()
+		return nil, ErrClosed
+	}
+	select {
+	case s := <-c.free:
+		return s, nil
+	case <-ctx.Done():
+		c.credits.release()
+		c.active.Done()
+		return nil, ctx.Err()
+	}
+}
+
+// finish re-posts the reply's Receive and frees the slot.
+func (c *Client) finish(s *cslot, r creply) {
+	c.repost(r.idx)
+	if r.invalidated {
+		// The server invalidated our rkey: register fresh regions.
+		c.dropRegions(s)
+	}
+	c.freeSlot(s)
+}
+
+func (c *Client) dropRegions(s *cslot) {
+	if s.in != nil {
+		s.in.Deregister()
+		s.in = nil
+	}
+	if s.out != nil {
+		s.out.Deregister()
+		s.out = nil
+	}
+}
+
+func (c *Client) region(m **verbs.MR, size int) (*verbs.MR, error) {
+	if *m != nil && (*m).Len() >= size {
+		return *m, nil
+	}
+	if *m != nil {
+		(*m).Deregister()
+		*m = nil
+	}
+	r, err := c.vc.Register(size, verbs.AccessLocalWrite|verbs.AccessRemoteRead|verbs.AccessRemoteWrite)
+	if err != nil {
+		return nil, err
+	}
+	*m = r
+	return r, nil
+}
+
+func segOf(m *verbs.MR, off, n int) Segment {
+	return Segment{Handle: m.RKey(), Length: uint32(n), Offset: m.Addr() + uint64(off)}
+}
+
+// marshal builds the transport header and inline message in the slot's
+// Send buffer, choosing chunks as rpcrdma_marshal_req does: inline when
+// the call fits; a Read chunk at the payload's XDR position when only the
+// payload does not fit; otherwise RDMA_NOMSG with a position-zero chunk.
+// The reply gets a Write chunk for a large ReplyPayloadMax, else a Reply
+// chunk for LargeReply.
+func (c *Client) marshal(s *cslot, xid uint32, cc *oncrpc.ClientCall, opts *CallOpts) (int, int, error) {
+	cred := c.cfg.Cred
+	if cc.Cred != nil {
+		cred = *cc.Cred
+	}
+	h := oncrpc.CallHeader{XID: xid, Prog: cc.Prog, Vers: cc.Vers, Proc: cc.Proc, Cred: cred}
+	s.buf = oncrpc.AppendCallHeader(s.buf[:0], &h)
+	s.buf = append(s.buf, cc.Args...)
+	pos := len(s.buf)
+	flatLen := pos + xdr.PaddedLen(len(cc.Payload)) + len(cc.Tail)
+
+	hh := &s.hdr
+	hh.Reset()
+	hh.XID, hh.Credits = xid, uint32(c.cfg.Credits)
+	hh.Proc = ProcMsg
+	s.segs = s.segs[:0]
+	// Reply side chunks, in the "in" region: Write chunk first.
+	inOff := 0
+	wantWrite := cc.ReplyPayloadMax > 0 && cc.ReplyPayloadMax+256 > c.recvMax
+	if opts != nil && opts.WriteChunk != nil {
+		wantWrite = true
+	}
+	wantReply := cc.LargeReply && !wantWrite
+	if opts != nil && opts.ReplyChunk != nil {
+		wantReply = true
+	}
+	inSize := 0
+	if wantWrite {
+		inSize += c.cfg.MaxRecord
+	}
+	if wantReply {
+		inSize += c.cfg.MaxRecord
+	}
+	var in *verbs.MR
+	if inSize > 0 {
+		var err error
+		if in, err = c.region(&s.in, inSize); err != nil {
+			return 0, 0, err
+		}
+	}
+	addSegs := func(lens []int) (Chunk, error) {
+		start := len(s.segs)
+		for _, n := range lens {
+			if n < 0 || inOff+n > in.Len() {
+				return nil, errors.New("rpcrdma: chunk larger than the client's region")
+			}
+			s.segs = append(s.segs, segOf(in, inOff, n))
+			inOff += n
+		}
+		return Chunk(s.segs[start:len(s.segs):len(s.segs)]), nil
+	}
+	var wlens, rlens [1]int
+	if wantWrite {
+		lens := wlens[:]
+		wlens[0] = cc.ReplyPayloadMax
+		if opts != nil && opts.WriteChunk != nil {
+			lens = opts.WriteChunk
+		}
+		ch, err := addSegs(lens)
+		if err != nil {
+			return 0, 0, err
+		}
+		s.wchunks[0] = ch
+		hh.WriteList = s.wchunks[:1]
+		inOff = c.cfg.MaxRecord
+	}
+	if wantReply {
+		lens := rlens[:]
+		rlens[0] = c.cfg.MaxRecord
+		if opts != nil && opts.ReplyChunk != nil {
+			lens = opts.ReplyChunk
+		}
+		ch, err := addSegs(lens)
+		if err != nil {
+			return 0, 0, err
+		}
+		hh.ReplyChunk, hh.HasReply = ch, true
+	}
+	// Call side.
+	s.rsegs = s.rsegs[:0]
+	hdrLen := len(hh.Append(s.send[:0]))
+	switch {
+	case hdrLen+flatLen <= c.sendMax:
+		b := hh.Append(s.send[:0])
+		b = append(b, s.buf...)
+		if cc.Payload != nil {
+			b = xdr.AppendFixedOpaque(b, cc.Payload)
+		}
+		b = append(b, cc.Tail...)
+		return len(b), 0, nil
+	case cc.Payload != nil && hdrLen+readSegSize+pos+len(cc.Tail) <= c.sendMax && len(cc.Payload) <= c.cfg.MaxRecord:
+		out, err := c.region(&s.out, c.cfg.MaxRecord)
+		if err != nil {
+			return 0, 0, err
+		}
+		copy(out.Bytes(), cc.Payload)
+		s.rsegs = append(s.rsegs, ReadSegment{Position: uint32(pos), Segment: segOf(out, 0, len(cc.Payload))})
+		hh.ReadList = s.rsegs
+		b := hh.Append(s.send[:0])
+		b = append(b, s.buf...) // no payload, no pad
+		b = append(b, cc.Tail...)
+		return len(b), 0, nil
+	case flatLen <= c.cfg.MaxRecord && hdrLen+readSegSize <= c.sendMax:
+		out, err := c.region(&s.out, c.cfg.MaxRecord)
+		if err != nil {
+			return 0, 0, err
+		}
+		b := append(out.Bytes()[:0], s.buf...)
+		if cc.Payload != nil {
+			b = xdr.AppendFixedOpaque(b, cc.Payload)
+		}
+		b = append(b, cc.Tail...)
+		s.rsegs = append(s.rsegs, ReadSegment{Position: 0, Segment: segOf(out, 0, len(b))})
+		hh.ReadList = s.rsegs
+		hh.Proc = ProcNoMsg
+		return len(hh.Append(s.send[:0])), 0, nil
+	}
+	return 0, 0, fmt.Errorf("rpcrdma: call of %d bytes is too large", flatLen)
+}
+
+// roundTrip sends the first n bytes of the slot's Send buffer and waits
+// for the reply. On error the slot has been freed or handed to the
+// completion loop.
+func (c *Client) roundTrip(ctx context.Context, s *cslot, xid uint32, n, _ int) (creply, error) {
+	select {
+	case <-s.sent:
+	default:
+	}
+	c.mu.Lock()
+	c.pending[xid] = s
+	s.abandoned = false
+	c.mu.Unlock()
+	s.sge[0] = c.sendMR.SGE(s.sendOff, n)
+	s.wr[0] = verbs.SendWR{ID: sendWRID(wrSend, s.idx), Opcode: verbs.OpSend, SGL: s.sge[:], Signaled: true}
+	c.postMu.Lock()
+	err := errDead
+	if !c.dead {
+		err = c.vc.PostSend(s.wr[:])
+	}
+	c.postMu.Unlock()
+	if err != nil {
+		c.mu.Lock()
+		_, still := c.pending[xid]
+		delete(c.pending, xid)
+		c.mu.Unlock()
+		if still {
+			c.freeSlot(s)
+		}
+		return creply{}, fmt.Errorf("%w: %v", ErrClosed, err)
+	}
+	// The Send buffer is ours again only after its completion.
+	select {
+	case <-s.sent:
+	case <-c.done:
+	}
+	select {
+	case r := <-s.reply:
+		if r.err != nil {
+			c.freeSlot(s)
+			return creply{}, r.err
+		}
+		return r, nil
+	case <-ctx.Done():
+		c.mu.Lock()
+		if _, still := c.pending[xid]; still {
+			// The server may still write into our regions: the completion
+			// loop frees the slot when the reply comes.
+			s.abandoned = true
+			c.mu.Unlock()
+			return creply{}, ctx.Err()
+		}
+		c.mu.Unlock()
+		r := <-s.reply
+		if r.err == nil {
+			c.finish(s, r)
+		} else {
+			c.freeSlot(s)
+		}
+		return creply{}, ctx.Err()
+	}
+}
+
+// decodeReply decodes the reply transport header and returns the whole
+// RPC reply, reassembled when its payload came in the Write chunk (data
+// and pad appended after the inline part: NFSv3 READ and READLINK results
+// end with their data) or fetched from the Reply chunk region. The result
+// aliases client buffers until finish.
+func (c *Client) decodeReply(s *cslot, r creply) ([]byte, error) {
+	buf := c.recvMR.Slice(r.idx*c.recvMax, r.n)
+	c.noteGrant(buf)
+	s.rd.Reset(buf)
+	if err := s.hdr.Decode(&s.rd, DefaultLimits); err != nil {
+		return nil, err
+	}
+	h := &s.hdr
+	switch h.Proc {
+	case ProcError:
+		return nil, &RDMAError{Code: h.Err, Low: h.VersLow, High: h.VersHigh}
+	case ProcMsg:
+		if h.HasReply {
+			return nil, errors.New("rpcrdma: RDMA_MSG reply carries a Reply chunk")
+		}
+		inline := s.rd.Rest()
+		if len(h.WriteList) == 0 {
+			return inline, nil
+		}
+		n := h.WriteList[0].Len()
+		if n > c.cfg.MaxRecord || s.in == nil {
+			return nil, errors.New("rpcrdma: bad Write list in reply")
+		}
+		s.buf = append(s.buf[:0], inline...)
+		s.buf = xdr.AppendFixedOpaque(s.buf, s.in.Bytes()[:n])
+		return s.buf, nil
+	case ProcNoMsg:
+		if len(h.WriteList) != 0 || !h.HasReply {
+			return nil, errors.New("rpcrdma: RDMA_NOMSG reply without a Reply chunk or with a Write list")
+		}
+		n := h.ReplyChunk.Len()
+		if s.in == nil || n > s.in.Len() || len(h.ReplyChunk) == 0 {
+			return nil, errors.New("rpcrdma: bad Reply chunk in reply")
+		}
+		// Our Reply chunk is contiguous in the in region; find its start.
+		start := int(h.ReplyChunk[0].Offset - s.in.Addr())
+		if start < 0 || start+n > s.in.Len() {
+			return nil, errors.New("rpcrdma: Reply chunk outside our region")
+		}
+		return s.in.Bytes()[start : start+n], nil
+	}
+	return nil, fmt.Errorf("rpcrdma: unexpected reply %v", h.Proc)
+}
+
+// Buffer is client memory registered for hand-built chunks: the server
+// may RDMA Read and Write it.
+type Buffer struct{ mr *verbs.MR }
+
+// RegisterBuffer registers size bytes for RoundTripRaw chunks.
+func (c *Client) RegisterBuffer(size int) (*Buffer, error) {
+	m, err := c.vc.Register(size, verbs.AccessLocalWrite|verbs.AccessRemoteRead|verbs.AccessRemoteWrite)
+	if err != nil {
+		return nil, err
+	}
+	return &Buffer{mr: m}, nil
+}
+
+// Bytes is the buffer's memory.
+func (b *Buffer) Bytes() []byte { return b.mr.Bytes() }
+
+// Segment describes n bytes at off for a chunk list.
+func (b *Buffer) Segment(off, n int) Segment { return segOf(b.mr, off, n) }
+
+// Close deregisters the buffer; call it after Client.Close or once no
+// call names it.
+func (b *Buffer) Close() error { return b.mr.Deregister() }
+
+// NextXID returns a fresh XID for RoundTripRaw.
+func (c *Client) NextXID() uint32 { return c.xid.Add(1) }
+
+// RoundTripRaw sends a hand-built transport header followed by msg (hdr
+// starts with the XID the reply is matched by) and returns the raw reply
+// transport header and the inline message after it (nil when the header
+// does not decode). It takes a credit like any call.
+func (c *Client) RoundTripRaw(ctx context.Context, hdr, msg []byte) (replyHdr, replyMsg []byte, err error) {
+	if len(hdr) < 4 {
+		return nil, nil, errors.New("rpcrdma: header too short")
+	}
+	if len(hdr)+len(msg) > c.sendMax {
+		return nil, nil, fmt.Errorf("rpcrdma: %d bytes exceed the inline send size %d", len(hdr)+len(msg), c.sendMax)
+	}
+	s, err := c.acquire(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer c.active.Done()
+	b := append(append(s.send[:0], hdr...), msg...)
+	r, err := c.roundTrip(ctx, s, binary.BigEndian.Uint32(hdr), len(b), 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer c.finish(s, r)
+	raw := append([]byte(nil), c.recvMR.Slice(r.idx*c.recvMax, r.n)...)
+	c.noteGrant(raw)
+	var h Header
+	rd := xdr.NewReader(raw)
+	if h.Decode(rd, DefaultLimits) != nil {
+		return raw, nil, nil
+	}
+	return raw[:rd.Offset()], raw[rd.Offset():], nil
+}

@@ -1,0 +1,247 @@
+package rpcrdma
+
+import (
+	"context"
+	"fmt"
+	"hash/crc32"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	"github.com/gonfsrdma/gonfsrdma/verbs"
+	"github.com/gonfsrdma/gonfsrdma/xdr"
+)
+
+// The echo program exercises the transport independent of NFS.
+const (
+	echoProg    = 0x40000099
+	echoVers    = 1
+	procNull    = 0
+	procEcho    = 1 // opaque in, same opaque out (inline results)
+	procRead    = 2 // count, seed in; count, then count bytes of pattern as payload
+	procWrite   = 3 // opaque data in; length and CRC32 out
+	procBig     = 4 // n in; opaque of n pattern bytes out in Head (READDIR-like)
+	procBlock   = 5 // blocks until the call's context ends or unblock is closed
+	procReadErr = 6 // like READ but answers without payload (an error reply)
+)
+
+func pattern(seed uint32, b []byte) {
+	x := seed*2654435761 + 1
+	for i := range b {
+		x = x*1103515245 + 12345
+		b[i] = byte(x >> 16)
+	}
+}
+
+type echoServer struct {
+	unblock  chan struct{}
+	blocked  atomic.Int32
+	lastCaps atomic.Pointer[oncrpc.Capabilities]
+}
+
+func (e *echoServer) program() *oncrpc.Program {
+	procs := make([]oncrpc.Procedure, 7)
+	procs[procNull] = oncrpc.Procedure{Name: "NULL", Idempotent: true, Handler: func(ctx context.Context, c *oncrpc.Call, r *oncrpc.Reply) error { return nil }}
+	procs[procEcho] = oncrpc.Procedure{Name: "ECHO", Idempotent: true, Handler: func(ctx context.Context, c *oncrpc.Call, r *oncrpc.Reply) error {
+		rd := xdr.NewReader(c.Args)
+		b := rd.Opaque(1 << 21)
+		if rd.Err() != nil {
+			return oncrpc.ErrGarbageArgs
+		}
+		caps := c.Conn.Caps
+		e.lastCaps.Store(&caps)
+		r.Head = xdr.AppendOpaque(r.Head, b)
+		return nil
+	}}
+	read := func(withPayload bool) oncrpc.Handler {
+		return func(ctx context.Context, c *oncrpc.Call, r *oncrpc.Reply) error {
+			var rd xdr.Reader
+			c.ArgsReader(&rd)
+			n, seed := rd.Uint32(), rd.Uint32()
+			if rd.Err() != nil || n > 4<<20 {
+				return oncrpc.ErrGarbageArgs
+			}
+			if !withPayload {
+				r.Head = xdr.AppendUint32(r.Head, 0xdead)
+				return nil
+			}
+			p := r.AllocPayload(int(n))
+			pattern(seed, p)
+			r.Head = xdr.AppendUint32(r.Head, n)
+			r.SetPayload(p)
+			return nil
+		}
+	}
+	procs[procRead] = oncrpc.Procedure{Name: "READ", Idempotent: true, Handler: read(true)}
+	procs[procReadErr] = oncrpc.Procedure{Name: "READERR", Idempotent: true, Handler: read(false)}
+	procs[procWrite] = oncrpc.Procedure{Name: "WRITE", Idempotent: true, Handler: func(ctx context.Context, c *oncrpc.Call, r *oncrpc.Reply) error {
+		rd := xdr.NewReader(c.Args)
+		b := rd.Opaque(4 << 20)
+		tail := rd.Uint32()
+		if rd.Err() != nil {
+			return oncrpc.ErrGarbageArgs
+		}
+		r.Head = xdr.AppendUint32(r.Head, uint32(len(b)))
+		r.Head = xdr.AppendUint32(r.Head, crc32.ChecksumIEEE(b))
+		r.Head = xdr.AppendUint32(r.Head, tail)
+		return nil
+	}}
+	procs[procBig] = oncrpc.Procedure{Name: "BIG", Idempotent: true, Handler: func(ctx context.Context, c *oncrpc.Call, r *oncrpc.Reply) error {
+		rd := xdr.NewReader(c.Args)
+		n := rd.Uint32()
+		if rd.Err() != nil || n > 2<<20 {
+			return oncrpc.ErrGarbageArgs
+		}
+		r.Head = xdr.AppendUint32(r.Head, n)
+		start := len(r.Head)
+		r.Head = append(r.Head, make([]byte, xdr.PaddedLen(int(n)))...)
+		pattern(n, r.Head[start:start+int(n)])
+		return nil
+	}}
+	procs[procBlock] = oncrpc.Procedure{Name: "BLOCK", Idempotent: true, Handler: func(ctx context.Context, c *oncrpc.Call, r *oncrpc.Reply) error {
+		e.blocked.Add(1)
+		defer e.blocked.Add(-1)
+		select {
+		case <-ctx.Done():
+		case <-e.unblock:
+		}
+		return nil
+	}}
+	return &oncrpc.Program{Prog: echoProg, Name: "echo", Versions: []oncrpc.Version{{Vers: echoVers, Procs: procs}}}
+}
+
+type env struct {
+	t    testing.TB
+	fab  *verbs.Fabric
+	prov verbs.Provider
+	srv  *Server
+	echo *echoServer
+	addr string
+	done chan error
+}
+
+var addrSeq atomic.Int32
+
+// newEnv starts a server with the echo program on a fresh fabric; cleanup
+// shuts it down and checks that nothing leaked.
+func newEnv(t testing.TB, cfg Config) *env {
+	return newEnvOn(t, nil, cfg)
+}
+
+func newEnvOn(t testing.TB, prov verbs.Provider, cfg Config) *env {
+	t.Helper()
+	goroutines := runtime.NumGoroutine()
+	e := &env{t: t, echo: &echoServer{unblock: make(chan struct{})}, done: make(chan error, 1)}
+	var fab *verbs.Fabric
+	if prov == nil {
+		fab = verbs.NewFabric()
+		prov = fab
+		e.addr = fmt.Sprintf("fabric-server-%d:20049", addrSeq.Add(1))
+	} else {
+		e.addr = rdmaTestAddr(t)
+	}
+	e.fab, e.prov = fab, prov
+	log := zap.NewNop()
+	if testing.Verbose() {
+		if tt, ok := t.(*testing.T); ok {
+			log = zaptest.NewLogger(tt)
+		}
+	}
+	disp := oncrpc.NewDispatcher(log, nil, e.echo.program())
+	e.srv = NewServer(log, disp, prov, cfg)
+	l, err := prov.Listen(e.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { e.done <- e.srv.Serve(l) }()
+	t.Cleanup(func() {
+		select {
+		case <-e.echo.unblock:
+		default:
+			close(e.echo.unblock)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := e.srv.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+		if err := <-e.done; err != ErrServerClosed {
+			t.Errorf("Serve returned %v", err)
+		}
+		if fab != nil {
+			waitFor(t, "fabric objects released", func() bool { return fab.Stats() == verbs.FabricStats{} }, func() string {
+				return fmt.Sprintf("%+v", fab.Stats())
+			})
+		}
+		waitFor(t, "goroutines back", func() bool { return runtime.NumGoroutine() <= goroutines }, func() string {
+			buf := make([]byte, 1<<16)
+			n := runtime.Stack(buf, true)
+			return fmt.Sprintf("%d > %d\n%s", runtime.NumGoroutine(), goroutines, buf[:n])
+		})
+	})
+	return e
+}
+
+func waitFor(t testing.TB, what string, cond func() bool, detail func() string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Errorf("timed out waiting for %s: %s", what, detail())
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func (e *env) dial(cfg ClientConfig) *Client {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, e.prov, e.addr, cfg)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func ctxT(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func readArgs(n, seed uint32) []byte {
+	return xdr.AppendUint32(xdr.AppendUint32(nil, n), seed)
+}
+
+// callMsg builds an RPC call message to the echo program.
+func callMsg(xid, proc uint32, args []byte) []byte {
+	h := oncrpc.CallHeader{XID: xid, Prog: echoProg, Vers: echoVers, Proc: proc}
+	return append(oncrpc.AppendCallHeader(nil, &h), args...)
+}
+
+func decodeHdr(t testing.TB, b []byte) *Header {
+	t.Helper()
+	var h Header
+	if err := h.Decode(xdr.NewReader(b), DefaultLimits); err != nil {
+		t.Fatalf("reply header % x: %v", b, err)
+	}
+	return &h
+}
+
+func containsAll(s string, subs ...string) bool {
+	for _, x := range subs {
+		if !strings.Contains(s, x) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,571 @@
+// transport.go: the server side's connection management: listening,
+// accepting a connection request (private data, queue pair, Receives
+// posted before Accept), the per-connection completion loop, and orderly
+// teardown.
+//
+// Buffer ownership: each connection registers three kinds of memory, all
+// deregistered by teardown after the queue pair is closed (Conn.Close
+// returns every posted buffer): recvMR (one InlineRecv-sized Receive
+// buffer per slot), sendMR (one Send buffer per slot, sized to the
+// client's inline receive size), and the bigPool of Read/Write buffers.
+// A slot's Receive and Send buffers belong to the provider while posted,
+// to the slot's worker while the call is processed, and return to the
+// free list when the reply's Send completes.
+
+package rpcrdma
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+
+	"go.uber.org/zap"
+
+	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	"github.com/gonfsrdma/gonfsrdma/verbs"
+)
+
+// Config configures the server transport. Zero fields take defaults.
+type Config struct {
+	// Credits is the credit grant and the number of Receives kept
+	// posted per connection. Default 64 (as knfsd).
+	Credits int
+	// InlineRecv and InlineSend are the inline receive and send sizes
+	// offered in the private data: 1024..65536, multiples of 1024.
+	// Default 4096. The effective send size is the minimum of InlineSend
+	// and the client's receive size.
+	InlineRecv, InlineSend int
+	// MaxRecord bounds an assembled call (inline part plus Read chunks).
+	// Default 1 MiB + 64 KiB.
+	MaxRecord int
+	// MaxPayload bounds a Write chunk and a READ payload. Default 1 MiB.
+	MaxPayload int
+	// SendWithInvalidate enables Send-With-Invalidate of the call's one
+	// rkey when the client's private data asks for it.
+	SendWithInvalidate bool
+	// Limits bounds header decoding. Default DefaultLimits.
+	Limits Limits
+}
+
+// Defaults.
+const (
+	DefaultCredits    = 64
+	DefaultInlineSize = 4096
+	MaxInlineSize     = 65536
+	DefaultMaxRecord  = 1<<20 + 64<<10
+	DefaultMaxPayload = 1 << 20
+)
+
+func (c Config) withDefaults() Config {
+	if c.Credits <= 0 {
+		c.Credits = DefaultCredits
+	}
+	if c.Credits > 1024 {
+		c.Credits = 1024
+	}
+	fix := func(n int) int {
+		if n <= 0 {
+			return DefaultInlineSize
+		}
+		if n < 1024 {
+			n = 1024
+		}
+		if n > MaxInlineSize {
+			n = MaxInlineSize
+		}
+		return n &^ 1023
+	}
+	c.InlineRecv, c.InlineSend = fix(c.InlineRecv), fix(c.InlineSend)
+	if c.MaxPayload <= 0 {
+		c.MaxPayload = DefaultMaxPayload
+	}
+	if c.MaxRecord <= 0 {
+		c.MaxRecord = DefaultMaxRecord
+	}
+	if c.MaxRecord < c.MaxPayload+c.InlineRecv {
+		c.MaxRecord = c.MaxPayload + c.InlineRecv
+	}
+	if c.Limits == (Limits{}) {
+		c.Limits = DefaultLimits
+	}
+	return c
+}
+
+// Server is the RPC-over-RDMA server transport for one dispatcher.
+type Server struct {
+	log      *zap.Logger
+	disp     *oncrpc.Dispatcher
+	provider verbs.Provider
+	cfg      Config
+	bigSize  int
+
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu        sync.Mutex
+	closing   bool
+	listeners map[verbs.Listener]struct{}
+	conns     map[*conn]struct{}
+	wg        sync.WaitGroup
+
+	copied atomic.Int64 // bytes the transport copied (pull-up, staging)
+}
+
+// ErrServerClosed is returned by Serve after Shutdown.
+var ErrServerClosed = errors.New("rpcrdma: server closed")
+
+// NewServer returns a server transport that dispatches calls to disp and
+// makes connections through provider.
+func NewServer(log *zap.Logger, disp *oncrpc.Dispatcher, provider verbs.Provider, cfg Config) *Server {
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg = cfg.withDefaults()
+	big := cfg.MaxRecord
+	if cfg.MaxPayload > big {
+		big = cfg.MaxPayload
+	}
+	return &Server{
+		log: log.With(zap.String("transport", "rdma")), disp: disp, provider: provider, cfg: cfg,
+		bigSize: (big + 4095) &^ 4095,
+		ctx:     ctx, cancel: cancel,
+		listeners: make(map[verbs.Listener]struct{}),
+		conns:     make(map[*conn]struct{}),
+	}
+}
+
+// Stats are transport counters.
+type Stats struct {
+	Conns int
+	// CopiedBytes counts bytes the transport copied between Go memory
+	// and registered buffers (inline pull-up, Reply-chunk staging,
+	// assembly of inline parts around Read chunks).
+	CopiedBytes int64
+}
+
+// Stats returns the current counters.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	n := len(s.conns)
+	s.mu.Unlock()
+	return Stats{Conns: n, CopiedBytes: s.copied.Load()}
+}
+
+// ListenAndServe listens on addr ("host:port", usually port 20049) and
+// serves until Shutdown.
+func (s *Server) ListenAndServe(addr string) error {
+	l, err := s.provider.Listen(addr)
+	if err != nil {
+		return err
+	}
+	return s.Serve(l)
+}
+
+// Serve accepts connection requests from l until Shutdown or an error of
+// the listener. l is closed when Serve returns.
+func (s *Server) Serve(l verbs.Listener) error {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		l.Close()
+		return ErrServerClosed
+	}
+	s.listeners[l] = struct{}{}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer s.wg.Done()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, l)
+		s.mu.Unlock()
+		l.Close()
+	}()
+	s.log.Info("listening", zap.String("addr", l.Addr()))
+	for {
+		req, err := l.GetRequest(s.ctx)
+		if err != nil {
+			s.mu.Lock()
+			closing := s.closing
+			s.mu.Unlock()
+			if closing {
+				return ErrServerClosed
+			}
+			return err
+		}
+		s.mu.Lock()
+		if s.closing {
+			s.mu.Unlock()
+			req.Reject(nil)
+			continue
+		}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.wg.Done()
+			s.accept(req)
+		}()
+	}
+}
+
+// Shutdown stops accepting, lets the calls in progress finish and their
+// replies go out, then disconnects. If ctx ends first, it disconnects at
+// once and cancels the calls' contexts. It returns when every connection
+// has been torn down and its memory deregistered.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing = true
+	for l := range s.listeners {
+		l.Close()
+	}
+	for c := range s.conns {
+		c.drain()
+	}
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		s.cancel()
+		return nil
+	case <-ctx.Done():
+		s.cancel()
+		s.mu.Lock()
+		for c := range s.conns {
+			c.vc.Disconnect()
+		}
+		s.mu.Unlock()
+		<-done
+		return ctx.Err()
+	}
+}
+
+// conn is one accepted connection.
+type conn struct {
+	srv    *Server
+	vc     verbs.Conn
+	log    *zap.Logger
+	ctx    context.Context
+	cancel context.CancelFunc
+	local  netip.AddrPort
+	remote netip.AddrPort
+
+	sendMax   int // bytes per Send: min(InlineSend, client's receive size)
+	recvSize  int
+	remoteInv bool
+	credits   uint32
+
+	recvMR, sendMR *verbs.MR
+	slots          []*slot
+	free           []*slot // idle slots; guarded by mu
+	work           chan *slot
+	workers        int
+	workerWG       sync.WaitGroup
+	idle           atomic.Int32 // workers waiting for work
+	big            *bigPool
+	sq             *sqBudget
+
+	postMu sync.Mutex // orders posting against death
+	dead   bool
+	deadCh chan struct{}
+
+	mu       sync.Mutex
+	busy     int // calls received and not yet released
+	draining bool
+	warned   bool
+}
+
+// accept sets up a connection for req and runs it until it dies.
+func (s *Server) accept(req verbs.ConnRequest) {
+	cfg := s.cfg
+	pd, hasPD := ParsePrivateData(req.PrivateData())
+	log := s.log.With(zap.String("remote", req.RemoteAddr()))
+	c := &conn{
+		srv: s, log: log,
+		sendMax:   min(cfg.InlineSend, pd.RecvSize),
+		recvSize:  cfg.InlineRecv,
+		remoteInv: hasPD && pd.RemoteInvalidate && cfg.SendWithInvalidate,
+		credits:   uint32(cfg.Credits),
+		deadCh:    make(chan struct{}),
+	}
+	c.remote, _ = netip.ParseAddrPort(req.RemoteAddr())
+	c.local, _ = netip.ParseAddrPort(req.LocalAddr())
+	nslots := 2 * cfg.Credits
+	maxWR := cfg.Limits.MaxReadSegments
+	if k := cfg.Limits.MaxChunkSegments; k > maxWR {
+		maxWR = k
+	}
+	sqDepth := max(4*cfg.Credits, 2*(maxWR+1)) + 16
+	vc, err := req.Conn(verbs.Config{MaxSendWR: sqDepth, MaxRecvWR: nslots, MaxSendSGE: 1, MaxRecvSGE: 1})
+	if err != nil {
+		log.Warn("cannot create queue pair; rejecting", zap.Error(err))
+		req.Reject(nil)
+		return
+	}
+	c.vc = vc
+	c.sq = newSQBudget(sqDepth)
+	c.big = newBigPool(vc.Register, s.bigSize, nslots+2, verbs.AccessLocalWrite)
+	fail := func(what string, err error) {
+		log.Warn("connection set-up failed; rejecting", zap.String("step", what), zap.Error(err))
+		req.Reject(nil)
+		vc.Close()
+		c.releaseMemory()
+	}
+	if c.recvMR, err = vc.Register(nslots*c.recvSize, verbs.AccessLocalWrite); err != nil {
+		fail("register receive buffers", err)
+		return
+	}
+	if c.sendMR, err = vc.Register(nslots*c.sendMax, verbs.AccessLocalWrite); err != nil {
+		fail("register send buffers", err)
+		return
+	}
+	c.slots = make([]*slot, nslots)
+	for i := range c.slots {
+		c.slots[i] = newSlot(c, i, maxWR)
+	}
+	// Post the Receives for the whole grant before accepting: the Linux
+	// client connects with rnr_retry_count 0.
+	wrs := make([]verbs.RecvWR, cfg.Credits)
+	sges := make([]verbs.SGE, cfg.Credits)
+	for i := range wrs {
+		sges[i] = c.recvMR.SGE(i*c.recvSize, c.recvSize)
+		wrs[i] = verbs.RecvWR{ID: recvWRID(i), SGL: sges[i : i+1]}
+	}
+	if err := vc.PostRecv(wrs); err != nil {
+		fail("post receives", err)
+		return
+	}
+	for i := nslots - 1; i >= cfg.Credits; i-- {
+		c.free = append(c.free, c.slots[i])
+	}
+	c.work = make(chan *slot, nslots)
+	ird := req.ResponderResources()
+	if ird == 0 {
+		ird = 1
+	}
+	if ird > 16 {
+		ird = 16
+	}
+	priv := PrivateData{RemoteInvalidate: cfg.SendWithInvalidate, SendSize: c.sendMax, RecvSize: c.recvSize}.Append(nil)
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		fail("accept", ErrServerClosed)
+		return
+	}
+	c.ctx, c.cancel = context.WithCancel(s.ctx)
+	s.conns[c] = struct{}{}
+	s.mu.Unlock()
+	if err := req.Accept(priv, ird, 0); err != nil {
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+		c.cancel()
+		log.Info("accept failed", zap.Error(err))
+		vc.Close()
+		c.releaseMemory()
+		return
+	}
+	if ce := log.Check(zap.DebugLevel, "connection established"); ce != nil {
+		ce.Write(zap.Int("credits", cfg.Credits), zap.Int("inline_send", c.sendMax), zap.Int("inline_recv", c.recvSize),
+			zap.Bool("private_data", hasPD), zap.Bool("remote_invalidate", c.remoteInv))
+	}
+	c.run()
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}
+
+// Work request IDs: the high word says what completed, the low word is
+// the slot index.
+const (
+	wrRecv  = 1
+	wrRead  = 2 // the signaled last RDMA Read of a call's Read chain
+	wrSend  = 3 // the signaled Send that ends a reply
+	wrOther = 4 // unsignaled WRs; they complete only in error
+)
+
+func recvWRID(i int) uint64             { return wrRecv<<32 | uint64(i) }
+func sendWRID(kind, i int) uint64       { return uint64(kind)<<32 | uint64(i) }
+func splitWRID(id uint64) (kind, i int) { return int(id >> 32), int(id & 0xffffffff) }
+
+// run is the connection's completion loop: the only goroutine that polls.
+func (c *conn) run() {
+	wcs := make([]verbs.Completion, 32)
+	var err error
+	for {
+		var n int
+		n, err = c.vc.Poll(context.Background(), wcs)
+		if err != nil {
+			break
+		}
+		for i := 0; i < n; i++ {
+			c.complete(&wcs[i])
+		}
+	}
+	c.teardown(err)
+}
+
+func (c *conn) complete(wc *verbs.Completion) {
+	kind, i := splitWRID(wc.WRID)
+	if i >= len(c.slots) {
+		c.log.Error("completion with unknown work request ID", zap.Uint64("wr_id", wc.WRID))
+		return
+	}
+	s := c.slots[i]
+	switch kind {
+	case wrRecv:
+		if wc.Status != verbs.WCSuccess {
+			if wc.Status != verbs.WCWRFlushErr {
+				c.log.Info("receive failed", zap.Error(wc.Err()))
+			}
+			return
+		}
+		c.received(s, int(wc.ByteLen))
+	case wrRead:
+		select {
+		case s.readDone <- wc.Status:
+		default:
+		}
+	case wrSend:
+		if wc.Status != verbs.WCSuccess && wc.Status != verbs.WCWRFlushErr {
+			c.log.Info("reply send failed", zap.Error(wc.Err()))
+		}
+		c.release(s)
+	case wrOther:
+		if wc.Status != verbs.WCWRFlushErr {
+			c.log.Info("RDMA operation failed", zap.Error(wc.Err()))
+		}
+	}
+}
+
+// received handles a Receive completion: re-post a fresh Receive first
+// (keeping the grant covered), then queue the call for a worker.
+func (c *conn) received(s *slot, n int) {
+	c.mu.Lock()
+	var f *slot
+	if n := len(c.free); n > 0 {
+		f = c.free[n-1]
+		c.free = c.free[:n-1]
+	}
+	warn := f == nil && !c.warned
+	c.warned = c.warned || warn
+	c.busy++
+	drop := c.draining
+	c.mu.Unlock()
+	if f != nil {
+		if err := c.postRecv(f); err != nil {
+			c.mu.Lock()
+			c.free = append(c.free, f)
+			c.mu.Unlock()
+		}
+	}
+	if warn {
+		// More calls in flight than credits granted: the client's next
+		// Send will find no Receive and the connection will die.
+		c.log.Warn("client exceeds its credit grant; cannot re-post a receive", zap.Uint32("credits", c.credits))
+	}
+	s.recvLen = n
+	if drop {
+		// Shutting down: the client retransmits after reconnecting.
+		c.release(s)
+		return
+	}
+	if c.idle.Load() == 0 && c.workers < int(c.credits) {
+		c.workers++
+		c.workerWG.Add(1)
+		go c.worker()
+	}
+	c.work <- s
+}
+
+func (c *conn) postRecv(s *slot) error {
+	s.recvWR[0] = verbs.RecvWR{ID: recvWRID(s.idx), SGL: s.recvSGE[:]}
+	return c.vc.PostRecv(s.recvWR[:])
+}
+
+// release returns a slot whose reply went out (or that was dropped) to
+// the free list.
+func (c *conn) release(s *slot) {
+	c.sq.release(s.sqHeld)
+	s.sqHeld = 0
+	s.releaseBuffers()
+	c.mu.Lock()
+	c.free = append(c.free, s)
+	c.busy--
+	idle := c.draining && c.busy == 0
+	c.mu.Unlock()
+	if idle {
+		c.vc.Disconnect()
+	}
+}
+
+// drain makes the connection finish the calls it has and then disconnect.
+func (c *conn) drain() {
+	c.mu.Lock()
+	c.draining = true
+	idle := c.busy == 0
+	c.mu.Unlock()
+	if idle {
+		c.vc.Disconnect()
+	}
+}
+
+// postSend posts a chain unless the connection is dead.
+func (c *conn) postSend(wrs []verbs.SendWR) error {
+	c.postMu.Lock()
+	defer c.postMu.Unlock()
+	if c.dead {
+		return errDead
+	}
+	return c.vc.PostSend(wrs)
+}
+
+// teardown runs once Poll reports the connection dead and every posted
+// WR flushed: stop the workers, close the queue pair, free the memory.
+func (c *conn) teardown(err error) {
+	c.postMu.Lock()
+	c.dead = true
+	close(c.deadCh)
+	c.postMu.Unlock()
+	c.sq.kill()
+	c.big.mu.Lock()
+	c.big.dead = true
+	c.big.mu.Unlock()
+	c.big.cond.Broadcast()
+	c.cancel()
+	close(c.work)
+	c.workerWG.Wait()
+	c.vc.Close()
+	c.releaseMemory()
+	switch {
+	case errors.Is(err, verbs.ErrDisconnected) || errors.Is(err, verbs.ErrClosed):
+		if ce := c.log.Check(zap.DebugLevel, "connection closed"); ce != nil {
+			ce.Write(zap.Error(err))
+		}
+	default:
+		c.log.Info("connection lost", zap.Error(err))
+	}
+}
+
+func (c *conn) releaseMemory() {
+	if c.recvMR != nil {
+		c.recvMR.Deregister()
+	}
+	if c.sendMR != nil {
+		c.sendMR.Deregister()
+	}
+	c.big.close()
+}
+
+func (c *conn) worker() {
+	defer c.workerWG.Done()
+	for {
+		c.idle.Add(1)
+		s, ok := <-c.work
+		c.idle.Add(-1)
+		if !ok {
+			return
+		}
+		c.serveCall(s)
+	}
+}
