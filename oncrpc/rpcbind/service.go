@@ -25,7 +25,9 @@ type Config struct {
 	// of the rpcbind to register with when another process owns it.
 	// Default DefaultAddr.
 	Addr string
-	// Mappings are this process's services, registered at Start.
+	// Mappings are this process's services, registered at Start. An
+	// empty Owner becomes the effective user ID, as libtirpc's rpcb_set
+	// sends.
 	Mappings []Mapping
 	// Server bounds the rpcbind server's connections (local mode).
 	Server oncrpc.ServerConfig
@@ -106,6 +108,9 @@ func startLocal(log *zap.Logger, cfg Config, ln net.Listener, pc net.PacketConn)
 		reg.Set(m)
 	}
 	for _, m := range cfg.Mappings {
+		if m.Owner == "" {
+			m.Owner = strconv.Itoa(os.Geteuid())
+		}
 		if !reg.Set(m) {
 			log.Warn("rpcbind: mapping not registered", zap.Uint32("prog", m.Prog), zap.Uint32("vers", m.Vers), zap.String("netid", m.Netid), zap.String("addr", m.Addr))
 		}
@@ -217,6 +222,9 @@ func (s *Service) Registry() *Registry { return s.reg }
 // In remote mode the mapping is undone at Close.
 func (s *Service) Register(ctx context.Context, m Mapping) error {
 	if s.reg != nil {
+		if m.Owner == "" {
+			m.Owner = strconv.Itoa(os.Geteuid())
+		}
 		if !s.reg.Set(m) {
 			return fmt.Errorf("rpcbind: %d/%d/%s already registered or malformed", m.Prog, m.Vers, m.Netid)
 		}
