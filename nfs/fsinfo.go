@@ -2,6 +2,7 @@ package nfs
 
 import (
 	"context"
+	"errors"
 	"math"
 
 	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
@@ -20,11 +21,16 @@ const (
 )
 
 // LinkSupporter is an optional vfs.FS extension: a backend without hard
-// links reports false and FSINFO then leaves FSF3_LINK out. Backends
-// without the method are assumed to support links.
+// links reports false and FSINFO then leaves FSF3_LINK out. For backends
+// without the method, FSINFO probes: it asks for a hard link of the
+// export root (a directory, which no Unix file system links: EPERM,
+// nothing changes) and takes vfs.ErrNotSupported as "no links".
 type LinkSupporter interface {
 	SupportsLinks() bool
 }
+
+// linkProbeName is the name the FSINFO probe would link the root as.
+const linkProbeName = ".gonfsrdma-link-probe"
 
 // fsinfo is FSINFO, RFC 1813 section 3.3.19.
 func (s *Server) fsinfo(_ context.Context, call *oncrpc.Call, reply *oncrpc.Reply) error {
@@ -45,7 +51,7 @@ func (s *Server) fsinfo(_ context.Context, call *oncrpc.Call, reply *oncrpc.Repl
 			res.MaxFileSize = maxFileSz
 			res.TimeDelta = wire.Time{Sec: 0, Nsec: 1}
 			res.Properties = wire.FSFSymlink | wire.FSFHomogeneous | wire.FSFCanSetTime
-			if supportsLinks(rq.fs) {
+			if supportsLinks(rq.fs, rq.ex.FS.Root()) {
 				res.Properties |= wire.FSFLink
 			}
 		}
@@ -54,9 +60,9 @@ func (s *Server) fsinfo(_ context.Context, call *oncrpc.Call, reply *oncrpc.Repl
 	return nil
 }
 
-func supportsLinks(fs vfs.FS) bool {
+func supportsLinks(fs vfs.FS, root vfs.Handle) bool {
 	if ls, ok := fs.(LinkSupporter); ok {
 		return ls.SupportsLinks()
 	}
-	return true
+	return !errors.Is(fs.Link(root, root, linkProbeName), vfs.ErrNotSupported)
 }

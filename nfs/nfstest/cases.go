@@ -1,0 +1,880 @@
+package nfstest
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"strings"
+
+	"github.com/gonfsrdma/gonfsrdma/nfs/client"
+	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
+	"github.com/gonfsrdma/gonfsrdma/xdr"
+)
+
+// Cases returns the end-to-end table.
+func Cases() []Case {
+	return []Case{
+		{"Null", testNull},
+		{"Getattr", testGetattr},
+		{"BadHandles", testBadHandles},
+		{"Setattr", testSetattr},
+		{"Lookup", testLookup},
+		{"Access", testAccess},
+		{"Readlink", testReadlink},
+		{"ReadWrite", testReadWrite},
+		{"Create", testCreate},
+		{"Mkdir", testMkdir},
+		{"Symlink", testSymlink},
+		{"Mknod", testMknod},
+		{"Remove", testRemove},
+		{"Rmdir", testRmdir},
+		{"Rename", testRename},
+		{"Link", testLink},
+		{"Readdir", testReaddir},
+		{"Readdir2000", testReaddirLarge},
+		{"Readdirplus", testReaddirplus},
+		{"Fsstat", testFsstat},
+		{"Fsinfo", testFsinfo},
+		{"Pathconf", testPathconf},
+		{"Commit", testCommit},
+		{"Permissions", testPermissions},
+		{"GarbageArgs", testGarbageArgs},
+	}
+}
+
+func testNull(e *Env) {
+	e.OK(e.C.Null(e.Ctx), "NULL")
+}
+
+func testGetattr(e *Env) {
+	a := e.Attr(e.Root)
+	if a.Type != wire.TypeDir || a.Nlink < 2 {
+		e.T.Fatalf("root attributes %+v", a)
+	}
+	f := e.File(e.Root, "f", 0640, []byte("12345"))
+	fa := e.Attr(f)
+	if fa.Type != wire.TypeReg || fa.Size != 5 || fa.Mode != 0640 || fa.FSID != a.FSID || fa.FileID == a.FileID {
+		e.T.Fatalf("file attributes %+v (root %+v)", fa, a)
+	}
+}
+
+// mutate returns a copy of fh with f applied.
+func mutate(fh []byte, f func(b []byte) []byte) []byte {
+	return f(append([]byte(nil), fh...))
+}
+
+func testBadHandles(e *Env) {
+	f := e.File(e.Root, "f", 0644, nil)
+	cases := []struct {
+		name string
+		fh   []byte
+		want wire.Status
+	}{
+		{"short", f[:5], wire.ErrBadHandle},
+		{"header only", f[:8], wire.ErrBadHandle},
+		{"version", mutate(f, func(b []byte) []byte { b[0] = 9; return b }), wire.ErrStale},
+		{"kind", mutate(f, func(b []byte) []byte { b[1] = 7; return b }), wire.ErrBadHandle},
+		{"unknown fsid", mutate(f, func(b []byte) []byte { b[4] ^= 0xff; b[7] ^= 0x55; return b }), wire.ErrStale},
+		{"backend garbage", mutate(f, func(b []byte) []byte { return append(b[:8], 0xde, 0xad) }), wire.ErrBadHandle},
+		{"backend flipped", mutate(f, func(b []byte) []byte { b[len(b)-1] ^= 0x01; return b }), 0},
+		{"too long for format", append(mutate(f, func(b []byte) []byte { return b[:8] }), make([]byte, 56)...), wire.ErrBadHandle},
+	}
+	for _, c := range cases {
+		_, err := e.C.Getattr(e.Ctx, c.fh)
+		if c.want == 0 {
+			// A corrupted backend handle is either garbled or stale,
+			// depending on the backend; never accepted.
+			if st := client.StatusOf(err); st != wire.ErrBadHandle && st != wire.ErrStale {
+				e.T.Fatalf("%s: %v", c.name, err)
+			}
+			continue
+		}
+		e.Status(err, c.want, "GETATTR "+c.name)
+	}
+	// The same checks guard every procedure, e.g. READ and LOOKUP.
+	_, err := e.C.Read(e.Ctx, f[:5], 0, 10)
+	e.Status(err, wire.ErrBadHandle, "READ short handle")
+	_, err = e.C.Lookup(e.Ctx, mutate(e.Root, func(b []byte) []byte { b[0] = 2; return b }), "f")
+	e.Status(err, wire.ErrStale, "LOOKUP stale dir")
+}
+
+func testSetattr(e *Env) {
+	f := e.File(e.Root, "f", 0644, []byte("hello world"))
+	_, err := e.C.Setattr(e.Ctx, f, wire.Sattr{Mode: wire.SetUint32{Set: true, V: 0600}, Size: wire.SetUint64{Set: true, V: 5},
+		Mtime: wire.SetTime{How: wire.SetToClientTime, Time: wire.Time{Sec: 1_000_000, Nsec: 5}},
+		Atime: wire.SetTime{How: wire.SetToClientTime, Time: wire.Time{Sec: 2_000_000}}}, nil)
+	e.OK(err, "SETATTR")
+	a := e.Attr(f)
+	if a.Mode != 0600 || a.Size != 5 || a.Mtime.Sec != 1_000_000 || a.Atime.Sec != 2_000_000 {
+		e.T.Fatalf("after SETATTR: %+v", a)
+	}
+	data, err := e.C.ReadAll(e.Ctx, f)
+	e.OK(err, "read")
+	if string(data) != "hello" {
+		e.T.Fatalf("truncated content %q", data)
+	}
+	// Extend with zeros.
+	_, err = e.C.Setattr(e.Ctx, f, wire.Sattr{Size: wire.SetUint64{Set: true, V: 8}}, nil)
+	e.OK(err, "SETATTR extend")
+	data, _ = e.C.ReadAll(e.Ctx, f)
+	if !bytes.Equal(data, []byte("hello\x00\x00\x00")) {
+		e.T.Fatalf("extended content %q", data)
+	}
+	// Guard: a wrong ctime is NOT_SYNC and changes nothing, with wcc_data.
+	a = e.Attr(f)
+	bad := wire.Time{Sec: a.Ctime.Sec - 100, Nsec: a.Ctime.Nsec}
+	res, err := e.C.Setattr(e.Ctx, f, wire.Sattr{Mode: wire.SetUint32{Set: true, V: 0611}}, &bad)
+	e.Status(err, wire.ErrNotSync, "SETATTR guard mismatch")
+	if !res.Wcc.Before.Set || res.Wcc.Before.Attr.Ctime != a.Ctime || !res.Wcc.After.Set {
+		e.T.Fatalf("NOT_SYNC wcc %+v", res.Wcc)
+	}
+	if e.Attr(f).Mode != 0600 {
+		e.T.Fatal("guarded SETATTR changed the mode")
+	}
+	res, err = e.C.Setattr(e.Ctx, f, wire.Sattr{Mode: wire.SetUint32{Set: true, V: 0611}}, &a.Ctime)
+	e.OK(err, "SETATTR guard match")
+	if res.Wcc.Before.Attr.Size != 8 || res.Wcc.After.Attr.Mode != 0611 {
+		e.T.Fatalf("wcc %+v", res.Wcc)
+	}
+	// Server time.
+	_, err = e.C.Setattr(e.Ctx, f, wire.Sattr{Mtime: wire.SetTime{How: wire.SetToServerTime}}, nil)
+	e.OK(err, "SETATTR server time")
+	if e.Attr(f).Mtime.Sec < 1_600_000_000 {
+		e.T.Fatal("SET_TO_SERVER_TIME did not set the current time")
+	}
+	// Size of a directory.
+	_, err = e.C.Setattr(e.Ctx, e.Root, wire.Sattr{Size: wire.SetUint64{Set: true, V: 0}}, nil)
+	e.Status(err, wire.ErrIsDir, "SETATTR size of a directory")
+	// Only the owner changes the mode; only root the owner.
+	_, err = e.User(1000, 1000).Setattr(e.Ctx, f, wire.Sattr{Mode: wire.SetUint32{Set: true, V: 0777}}, nil)
+	e.Status(err, wire.ErrPerm, "SETATTR mode by non-owner")
+	_, err = e.C.Setattr(e.Ctx, f, wire.Sattr{UID: wire.SetUint32{Set: true, V: 1000}, GID: wire.SetUint32{Set: true, V: 1000}}, nil)
+	e.OK(err, "chown by root")
+	if a := e.Attr(f); a.UID != 1000 || a.GID != 1000 {
+		e.T.Fatalf("chown: %+v", a)
+	}
+	_, err = e.User(1000, 1000).Setattr(e.Ctx, f, wire.Sattr{UID: wire.SetUint32{Set: true, V: 0}}, nil)
+	e.Status(err, wire.ErrPerm, "give away by non-root")
+	_, err = e.User(1000, 1000).Setattr(e.Ctx, f, wire.Sattr{Mode: wire.SetUint32{Set: true, V: 0644}}, nil)
+	e.OK(err, "chmod by owner")
+}
+
+func testLookup(e *Env) {
+	d := e.Dir(e.Root, "d", 0755)
+	f := e.File(d, "f", 0644, []byte("x"))
+	res, err := e.C.Lookup(e.Ctx, d, "f")
+	e.OK(err, "LOOKUP")
+	if !bytes.Equal(res.FH, f) || !res.ObjAttr.Set || res.ObjAttr.Attr.Size != 1 || !res.DirAttr.Set || res.DirAttr.Attr.Type != wire.TypeDir {
+		e.T.Fatalf("LOOKUP result %+v", res)
+	}
+	res, err = e.C.Lookup(e.Ctx, d, "missing")
+	e.Status(err, wire.ErrNoEnt, "LOOKUP missing")
+	if !res.DirAttr.Set {
+		e.T.Fatal("LOOKUP failure without dir attributes")
+	}
+	_, err = e.C.Lookup(e.Ctx, f, "x")
+	e.Status(err, wire.ErrNotDir, "LOOKUP in a file")
+	_, err = e.C.Lookup(e.Ctx, d, strings.Repeat("n", 256))
+	e.Status(err, wire.ErrNameTooLong, "LOOKUP 256-byte name")
+	res, err = e.C.Lookup(e.Ctx, d, "..")
+	e.OK(err, "LOOKUP ..")
+	if res.ObjAttr.Attr.FileID != e.Attr(e.Root).FileID {
+		e.T.Fatal("d/.. is not the root")
+	}
+	res, err = e.C.Lookup(e.Ctx, e.Root, "..")
+	e.OK(err, "LOOKUP root/..")
+	if res.ObjAttr.Attr.FileID != e.Attr(e.Root).FileID {
+		e.T.Fatal("root/.. left the export")
+	}
+	fh, err := e.C.LookupPath(e.Ctx, e.Root, "d/f")
+	e.OK(err, "LookupPath")
+	if !bytes.Equal(fh, f) {
+		e.T.Fatal("LookupPath handle differs")
+	}
+	// Search permission on the directory.
+	e.Dir(e.Root, "closed", 0700)
+	closed, _ := e.C.LookupPath(e.Ctx, e.Root, "closed")
+	e.File(closed, "g", 0644, nil)
+	_, err = e.User(1000, 1000).Lookup(e.Ctx, closed, "g")
+	e.Status(err, wire.ErrAcces, "LOOKUP without search permission")
+}
+
+func testAccess(e *Env) {
+	f := e.File(e.Root, "f", 0640, nil)
+	x := e.File(e.Root, "x", 0755, nil)
+	d := e.Dir(e.Root, "d", 0750)
+	_, err := e.C.Setattr(e.Ctx, f, wire.Sattr{UID: wire.SetUint32{Set: true, V: 1000}, GID: wire.SetUint32{Set: true, V: 2000}}, nil)
+	e.OK(err, "chown")
+	cases := []struct {
+		who  *client.Client
+		name string
+		fh   []byte
+		ask  uint32
+		want uint32
+	}{
+		{e.C, "root file", f, wire.AccessAll, wire.AccessRead | wire.AccessModify | wire.AccessExtend},
+		{e.C, "root exec", x, wire.AccessAll, wire.AccessRead | wire.AccessModify | wire.AccessExtend | wire.AccessExecute},
+		{e.C, "root dir", d, wire.AccessAll, wire.AccessRead | wire.AccessLookup | wire.AccessModify | wire.AccessExtend | wire.AccessDelete},
+		{e.C, "root subset", d, wire.AccessRead | wire.AccessExecute, wire.AccessRead},
+		{e.User(1000, 1), "owner", f, wire.AccessAll, wire.AccessRead | wire.AccessModify | wire.AccessExtend},
+		{e.User(1001, 1, 2000), "group member", f, wire.AccessAll, wire.AccessRead},
+		{e.User(1001, 2000), "group primary", f, wire.AccessRead | wire.AccessModify, wire.AccessRead},
+		{e.User(1001, 1), "other", f, wire.AccessAll, 0},
+		{e.User(1001, 1), "other exec", x, wire.AccessAll, wire.AccessRead | wire.AccessExecute},
+		{e.User(1001, 1), "other dir", d, wire.AccessAll, 0},
+		{e.User(1001, 1), "other root dir", e.Root, wire.AccessAll, wire.AccessRead | wire.AccessLookup},
+	}
+	for _, c := range cases {
+		res, err := c.who.Access(e.Ctx, c.fh, c.ask)
+		e.OK(err, "ACCESS "+c.name)
+		if res.Access != c.want || !res.Attr.Set {
+			e.T.Errorf("ACCESS %s: got %#x, want %#x", c.name, res.Access, c.want)
+		}
+	}
+}
+
+func testReadlink(e *Env) {
+	target := "../some/where/" + strings.Repeat("t", 200)
+	res, err := e.C.Symlink(e.Ctx, e.Root, "l", target, wire.Sattr{})
+	e.OK(err, "SYMLINK")
+	rl, err := e.C.Readlink(e.Ctx, res.FH.FH)
+	e.OK(err, "READLINK")
+	if rl.Target != target || !rl.Attr.Set || rl.Attr.Attr.Type != wire.TypeLnk {
+		e.T.Fatalf("READLINK %+v", rl)
+	}
+	f := e.File(e.Root, "f", 0644, nil)
+	_, err = e.C.Readlink(e.Ctx, f)
+	e.Status(err, wire.ErrInval, "READLINK of a file")
+}
+
+func pattern(n int, seed byte) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*7) ^ seed
+	}
+	return b
+}
+
+func testReadWrite(e *Env) {
+	f := e.File(e.Root, "f", 0644, nil)
+	var verf [8]byte
+	for i, stable := range []wire.StableHow{wire.Unstable, wire.DataSync, wire.FileSync} {
+		data := pattern(1000, byte(i))
+		res, err := e.C.Write(e.Ctx, f, uint64(i*1000), data, stable)
+		e.OK(err, "WRITE")
+		wantCommitted := wire.FileSync
+		if stable == wire.Unstable {
+			wantCommitted = wire.Unstable
+		}
+		if res.Count != 1000 || res.Committed != wantCommitted || !res.Wcc.Before.Set || !res.Wcc.After.Set ||
+			res.Wcc.Before.Attr.Size != uint64(i*1000) || res.Wcc.After.Attr.Size != uint64((i+1)*1000) {
+			e.T.Fatalf("WRITE %v result %+v", stable, res)
+		}
+		if i > 0 && res.Verf != verf {
+			e.T.Fatal("write verifier changed without a restart")
+		}
+		verf = res.Verf
+	}
+	r, err := e.C.Read(e.Ctx, f, 500, 1000)
+	e.OK(err, "READ")
+	want := append(pattern(1000, 0)[500:], pattern(1000, 1)[:500]...)
+	if r.Count != 1000 || r.EOF || !bytes.Equal(r.Data, want) || !r.Attr.Set || r.Attr.Attr.Size != 3000 {
+		e.T.Fatalf("READ middle: count %d eof %v attr %+v", r.Count, r.EOF, r.Attr)
+	}
+	r, err = e.C.Read(e.Ctx, f, 2500, 1000)
+	e.OK(err, "READ tail")
+	if r.Count != 500 || !r.EOF || !bytes.Equal(r.Data, pattern(1000, 2)[500:]) {
+		e.T.Fatalf("READ tail: count %d eof %v", r.Count, r.EOF)
+	}
+	r, err = e.C.Read(e.Ctx, f, 10000, 10)
+	e.OK(err, "READ past end")
+	if r.Count != 0 || !r.EOF || len(r.Data) != 0 {
+		e.T.Fatalf("READ past end: %+v", r)
+	}
+	// A hole reads as zeros.
+	_, err = e.C.Write(e.Ctx, f, 5000, []byte("z"), wire.FileSync)
+	e.OK(err, "WRITE past end")
+	r, err = e.C.Read(e.Ctx, f, 3000, 3000)
+	e.OK(err, "READ hole")
+	if !r.EOF || !bytes.Equal(r.Data, append(make([]byte, 2000), 'z')) {
+		e.T.Fatalf("hole: eof %v, %d bytes", r.EOF, len(r.Data))
+	}
+	// Large transfers: 2.5 MiB in 1 MiB WRITEs and READs, read back
+	// exactly; READ count is clamped to 1 MiB.
+	big := pattern(5<<19, 9)
+	g := e.File(e.Root, "big", 0644, big)
+	got, err := e.C.ReadAll(e.Ctx, g)
+	e.OK(err, "ReadAll")
+	if !bytes.Equal(got, big) {
+		e.T.Fatalf("big file differs (%d bytes read)", len(got))
+	}
+	r, err = e.C.Read(e.Ctx, g, 0, 4<<20)
+	e.OK(err, "READ 4 MiB")
+	if r.Count != 1<<20 || len(r.Data) != 1<<20 {
+		e.T.Fatalf("READ count %d not clamped to 1 MiB", r.Count)
+	}
+	// Zero-length READ and WRITE.
+	r, err = e.C.Read(e.Ctx, g, 0, 0)
+	e.OK(err, "READ 0")
+	if r.Count != 0 || r.EOF {
+		e.T.Fatalf("READ 0: %+v", r)
+	}
+	w, err := e.C.Write(e.Ctx, g, 0, nil, wire.Unstable)
+	e.OK(err, "WRITE 0")
+	if w.Count != 0 {
+		e.T.Fatal("WRITE 0 wrote")
+	}
+	// Wrong types.
+	_, err = e.C.Read(e.Ctx, e.Root, 0, 10)
+	e.Status(err, wire.ErrIsDir, "READ of a directory")
+	_, err = e.C.Write(e.Ctx, e.Root, 0, []byte("x"), wire.Unstable)
+	e.Status(err, wire.ErrIsDir, "WRITE to a directory")
+	sl, err := e.C.Symlink(e.Ctx, e.Root, "l", "f", wire.Sattr{})
+	e.OK(err, "SYMLINK")
+	_, err = e.C.Read(e.Ctx, sl.FH.FH, 0, 10)
+	e.Status(err, wire.ErrInval, "READ of a symlink")
+}
+
+func testCreate(e *Env) {
+	mode := func(m uint32) wire.Sattr { return wire.Sattr{Mode: wire.SetUint32{Set: true, V: m}} }
+	res, err := e.C.Create(e.Ctx, e.Root, "u", wire.CreateHow{Mode: wire.Unchecked, Attr: mode(0640)})
+	e.OK(err, "CREATE UNCHECKED")
+	if !res.FH.Set || !res.Attr.Set || res.Attr.Attr.Mode != 0640 || res.Attr.Attr.Type != wire.TypeReg ||
+		!res.DirWcc.Before.Set || !res.DirWcc.After.Set {
+		e.T.Fatalf("CREATE result %+v", res)
+	}
+	e.OK(e.C.WriteAll(e.Ctx, res.FH.FH, []byte("content")), "write")
+	// UNCHECKED on an existing file opens it; size 0 truncates.
+	again, err := e.C.Create(e.Ctx, e.Root, "u", wire.CreateHow{Mode: wire.Unchecked, Attr: wire.Sattr{Size: wire.SetUint64{Set: true}}})
+	e.OK(err, "CREATE UNCHECKED existing")
+	if !bytes.Equal(again.FH.FH, res.FH.FH) || again.Attr.Attr.Size != 0 || again.Attr.Attr.Mode != 0640 {
+		e.T.Fatalf("UNCHECKED re-create %+v", again)
+	}
+	_, err = e.C.Create(e.Ctx, e.Root, "u", wire.CreateHow{Mode: wire.Guarded, Attr: mode(0644)})
+	e.Status(err, wire.ErrExist, "CREATE GUARDED existing")
+	g, err := e.C.Create(e.Ctx, e.Root, "g", wire.CreateHow{Mode: wire.Guarded, Attr: mode(0600)})
+	e.OK(err, "CREATE GUARDED")
+	if g.Attr.Attr.Mode != 0600 {
+		e.T.Fatalf("GUARDED mode %o", g.Attr.Attr.Mode)
+	}
+	// UNCHECKED over a directory is EXIST.
+	e.Dir(e.Root, "d", 0755)
+	_, err = e.C.Create(e.Ctx, e.Root, "d", wire.CreateHow{Mode: wire.Unchecked})
+	e.Status(err, wire.ErrExist, "CREATE over a directory")
+	// EXCLUSIVE: a replay with the same verifier succeeds with the same
+	// file; another verifier is EXIST.
+	verf := [8]byte{1, 2, 3, 4, 5, 6, 7, 8}
+	x1, err := e.C.Create(e.Ctx, e.Root, "x", wire.CreateHow{Mode: wire.Exclusive, Verf: verf})
+	e.OK(err, "CREATE EXCLUSIVE")
+	x2, err := e.C.Create(e.Ctx, e.Root, "x", wire.CreateHow{Mode: wire.Exclusive, Verf: verf})
+	e.OK(err, "CREATE EXCLUSIVE replay")
+	if !bytes.Equal(x1.FH.FH, x2.FH.FH) {
+		e.T.Fatal("EXCLUSIVE replay returned another file")
+	}
+	_, err = e.C.Create(e.Ctx, e.Root, "x", wire.CreateHow{Mode: wire.Exclusive, Verf: [8]byte{9}})
+	e.Status(err, wire.ErrExist, "CREATE EXCLUSIVE other verifier")
+	_, err = e.C.Create(e.Ctx, e.Root, "u", wire.CreateHow{Mode: wire.Exclusive, Verf: verf})
+	e.Status(err, wire.ErrExist, "CREATE EXCLUSIVE over a plain file")
+	// The client then sets the mode, as Linux does after EXCLUSIVE.
+	_, err = e.C.Setattr(e.Ctx, x1.FH.FH, mode(0644), nil)
+	e.OK(err, "SETATTR after EXCLUSIVE")
+	// Names.
+	_, err = e.C.Create(e.Ctx, e.Root, strings.Repeat("n", 256), wire.CreateHow{Mode: wire.Guarded})
+	e.Status(err, wire.ErrNameTooLong, "CREATE 256-byte name")
+	long := strings.Repeat("n", 255)
+	_, err = e.C.Create(e.Ctx, e.Root, long, wire.CreateHow{Mode: wire.Guarded})
+	e.OK(err, "CREATE 255-byte name")
+	_, err = e.C.Create(e.Ctx, e.Root, "a/b", wire.CreateHow{Mode: wire.Guarded})
+	if err == nil {
+		e.T.Fatal("CREATE of a name with a slash succeeded")
+	}
+	f := e.File(e.Root, "f", 0644, nil)
+	_, err = e.C.Create(e.Ctx, f, "n", wire.CreateHow{Mode: wire.Guarded})
+	e.Status(err, wire.ErrNotDir, "CREATE in a file")
+	// Ownership follows the caller.
+	e.Dir(e.Root, "open", 0777)
+	open, _ := e.C.LookupPath(e.Ctx, e.Root, "open")
+	u, err := e.User(1000, 1001).Create(e.Ctx, open, "mine", wire.CreateHow{Mode: wire.Guarded, Attr: mode(0644)})
+	e.OK(err, "CREATE as user")
+	if u.Attr.Attr.UID != 1000 || u.Attr.Attr.GID != 1001 {
+		e.T.Fatalf("owner %d:%d", u.Attr.Attr.UID, u.Attr.Attr.GID)
+	}
+}
+
+func testMkdir(e *Env) {
+	res, err := e.C.Mkdir(e.Ctx, e.Root, "d", wire.Sattr{Mode: wire.SetUint32{Set: true, V: 0711}})
+	e.OK(err, "MKDIR")
+	if !res.FH.Set || res.Attr.Attr.Type != wire.TypeDir || res.Attr.Attr.Mode != 0711 ||
+		!res.DirWcc.Before.Set || !res.DirWcc.After.Set {
+		e.T.Fatalf("MKDIR %+v", res)
+	}
+	_, err = e.C.Mkdir(e.Ctx, e.Root, "d", wire.Sattr{})
+	e.Status(err, wire.ErrExist, "MKDIR existing")
+	sub, err := e.C.Mkdir(e.Ctx, res.FH.FH, "sub", wire.Sattr{})
+	e.OK(err, "MKDIR nested")
+	if sub.Attr.Attr.Mode&0700 != 0700 {
+		e.T.Fatalf("default dir mode %o", sub.Attr.Attr.Mode)
+	}
+	_, err = e.C.Mkdir(e.Ctx, e.Root, strings.Repeat("d", 256), wire.Sattr{})
+	e.Status(err, wire.ErrNameTooLong, "MKDIR long name")
+}
+
+func testSymlink(e *Env) {
+	res, err := e.C.Symlink(e.Ctx, e.Root, "l", "target", wire.Sattr{})
+	e.OK(err, "SYMLINK")
+	if !res.FH.Set || res.Attr.Attr.Type != wire.TypeLnk || res.Attr.Attr.Size != 6 {
+		e.T.Fatalf("SYMLINK %+v", res)
+	}
+	lk, err := e.C.Lookup(e.Ctx, e.Root, "l")
+	e.OK(err, "LOOKUP symlink")
+	if lk.ObjAttr.Attr.Type != wire.TypeLnk || !bytes.Equal(lk.FH, res.FH.FH) {
+		e.T.Fatal("LOOKUP followed the symlink")
+	}
+	_, err = e.C.Symlink(e.Ctx, e.Root, "l", "other", wire.Sattr{})
+	e.Status(err, wire.ErrExist, "SYMLINK existing")
+	long := strings.Repeat("p/", 2047) + "p" // PATH_MAX less the NUL
+	r2, err := e.C.Symlink(e.Ctx, e.Root, "long", long, wire.Sattr{})
+	e.OK(err, "SYMLINK 4095-byte target")
+	rl, err := e.C.Readlink(e.Ctx, r2.FH.FH)
+	e.OK(err, "READLINK long")
+	if rl.Target != long {
+		e.T.Fatal("long target differs")
+	}
+}
+
+func testMknod(e *Env) {
+	res, err := e.C.Mknod(e.Ctx, e.Root, "fifo", wire.TypeFIFO, wire.Sattr{Mode: wire.SetUint32{Set: true, V: 0640}}, wire.Specdata{})
+	if client.StatusOf(err) == wire.ErrNotSupp {
+		e.T.Log("backend has no FIFOs")
+	} else {
+		e.OK(err, "MKNOD FIFO")
+		if res.Attr.Attr.Type != wire.TypeFIFO || res.Attr.Attr.Mode != 0640 {
+			e.T.Fatalf("MKNOD FIFO %+v", res.Attr)
+		}
+		_, err = e.C.Read(e.Ctx, res.FH.FH, 0, 1)
+		e.Status(err, wire.ErrInval, "READ of a FIFO")
+	}
+	for _, typ := range []wire.FileType{wire.TypeReg, wire.TypeDir, wire.TypeLnk} {
+		_, err = e.C.Mknod(e.Ctx, e.Root, "bad", typ, wire.Sattr{}, wire.Specdata{})
+		e.Status(err, wire.ErrBadType, fmt.Sprintf("MKNOD type %d", typ))
+	}
+	_, err = e.User(1000, 1000).Mknod(e.Ctx, e.Root, "chr", wire.TypeChr, wire.Sattr{}, wire.Specdata{Major: 1, Minor: 3})
+	e.Status(err, wire.ErrAcces, "MKNOD by a user in a root 0755 directory")
+	res, err = e.C.Mknod(e.Ctx, e.Root, "chr", wire.TypeChr, wire.Sattr{}, wire.Specdata{Major: 1, Minor: 3})
+	switch st := client.StatusOf(err); st {
+	case wire.OK:
+		if res.Attr.Attr.Type != wire.TypeChr || res.Attr.Attr.Rdev != (wire.Specdata{Major: 1, Minor: 3}) {
+			e.T.Fatalf("MKNOD CHR %+v", res.Attr)
+		}
+	case wire.ErrNotSupp, wire.ErrPerm:
+		e.T.Logf("MKNOD CHR: %v", st)
+	default:
+		e.T.Fatalf("MKNOD CHR: %v", err)
+	}
+	_, err = e.C.Mknod(e.Ctx, e.Root, "bad\x00name", wire.TypeSock, wire.Sattr{}, wire.Specdata{})
+	if err == nil {
+		e.T.Fatal("MKNOD with a NUL in the name succeeded")
+	}
+}
+
+func testRemove(e *Env) {
+	f := e.File(e.Root, "f", 0644, []byte("x"))
+	res, err := e.C.Remove(e.Ctx, e.Root, "f")
+	e.OK(err, "REMOVE")
+	if !res.Wcc.Before.Set || !res.Wcc.After.Set {
+		e.T.Fatalf("REMOVE wcc %+v", res.Wcc)
+	}
+	_, err = e.C.Getattr(e.Ctx, f)
+	e.Status(err, wire.ErrStale, "GETATTR of a removed file")
+	_, err = e.C.Remove(e.Ctx, e.Root, "f")
+	e.Status(err, wire.ErrNoEnt, "REMOVE missing")
+	e.Dir(e.Root, "d", 0755)
+	_, err = e.C.Remove(e.Ctx, e.Root, "d")
+	if st := client.StatusOf(err); st != wire.ErrIsDir && st != wire.ErrPerm {
+		e.T.Fatalf("REMOVE of a directory: %v", err)
+	}
+	// Sticky directory: another user's file cannot be removed.
+	e.Dir(e.Root, "tmp", 01777)
+	tmp, _ := e.C.LookupPath(e.Ctx, e.Root, "tmp")
+	_, err = e.User(1000, 1000).Create(e.Ctx, tmp, "a", wire.CreateHow{Mode: wire.Guarded})
+	e.OK(err, "CREATE in sticky dir")
+	_, err = e.User(1001, 1001).Remove(e.Ctx, tmp, "a")
+	e.Status(err, wire.ErrPerm, "REMOVE other user's file in sticky dir")
+	_, err = e.User(1000, 1000).Remove(e.Ctx, tmp, "a")
+	e.OK(err, "REMOVE own file in sticky dir")
+}
+
+func testRmdir(e *Env) {
+	d := e.Dir(e.Root, "d", 0755)
+	e.File(d, "f", 0644, nil)
+	_, err := e.C.Rmdir(e.Ctx, e.Root, "d")
+	e.Status(err, wire.ErrNotEmpty, "RMDIR non-empty")
+	_, err = e.C.Remove(e.Ctx, d, "f")
+	e.OK(err, "REMOVE")
+	res, err := e.C.Rmdir(e.Ctx, e.Root, "d")
+	e.OK(err, "RMDIR")
+	if !res.Wcc.After.Set {
+		e.T.Fatal("RMDIR without wcc")
+	}
+	_, err = e.C.Rmdir(e.Ctx, e.Root, "d")
+	e.Status(err, wire.ErrNoEnt, "RMDIR missing")
+	e.File(e.Root, "f", 0644, nil)
+	_, err = e.C.Rmdir(e.Ctx, e.Root, "f")
+	e.Status(err, wire.ErrNotDir, "RMDIR of a file")
+}
+
+func testRename(e *Env) {
+	a := e.Dir(e.Root, "a", 0755)
+	b := e.Dir(e.Root, "b", 0755)
+	f := e.File(a, "f", 0644, []byte("data"))
+	res, err := e.C.Rename(e.Ctx, a, "f", b, "g")
+	e.OK(err, "RENAME")
+	if !res.FromWcc.Before.Set || !res.FromWcc.After.Set || !res.ToWcc.After.Set {
+		e.T.Fatalf("RENAME wcc %+v", res)
+	}
+	// The handle survives the rename.
+	data, err := e.C.ReadAll(e.Ctx, f)
+	e.OK(err, "read renamed file by old handle")
+	if string(data) != "data" {
+		e.T.Fatalf("content %q", data)
+	}
+	lk, err := e.C.Lookup(e.Ctx, b, "g")
+	e.OK(err, "LOOKUP new name")
+	if !bytes.Equal(lk.FH, f) {
+		e.T.Fatal("renamed file has a new handle")
+	}
+	_, err = e.C.Lookup(e.Ctx, a, "f")
+	e.Status(err, wire.ErrNoEnt, "LOOKUP old name")
+	// Replace an existing file.
+	e.File(b, "h", 0644, []byte("old"))
+	_, err = e.C.Rename(e.Ctx, b, "g", b, "h")
+	e.OK(err, "RENAME over a file")
+	data, _ = e.C.ReadAll(e.Ctx, mustLookup(e, b, "h"))
+	if string(data) != "data" {
+		e.T.Fatalf("replaced content %q", data)
+	}
+	_, err = e.C.Rename(e.Ctx, a, "missing", b, "x")
+	e.Status(err, wire.ErrNoEnt, "RENAME missing")
+	// A directory over a non-empty directory.
+	e.Dir(a, "d1", 0755)
+	d2 := e.Dir(a, "d2", 0755)
+	e.File(d2, "x", 0644, nil)
+	_, err = e.C.Rename(e.Ctx, a, "d1", a, "d2")
+	if st := client.StatusOf(err); st != wire.ErrNotEmpty && st != wire.ErrExist {
+		e.T.Fatalf("RENAME over a non-empty directory: %v", err)
+	}
+	// A file over a directory.
+	_, err = e.C.Rename(e.Ctx, b, "h", a, "d2")
+	e.Status(err, wire.ErrIsDir, "RENAME file over directory")
+	// A directory into itself.
+	_, err = e.C.Rename(e.Ctx, e.Root, "a", a, "inside")
+	e.Status(err, wire.ErrInval, "RENAME a directory into itself")
+}
+
+func mustLookup(e *Env, dir []byte, name string) []byte {
+	e.T.Helper()
+	res, err := e.C.Lookup(e.Ctx, dir, name)
+	e.OK(err, "LOOKUP "+name)
+	return res.FH
+}
+
+func testLink(e *Env) {
+	info, err := e.C.Fsinfo(e.Ctx, e.Root)
+	e.OK(err, "FSINFO")
+	f := e.File(e.Root, "f", 0644, []byte("shared"))
+	d := e.Dir(e.Root, "d", 0755)
+	res, err := e.C.Link(e.Ctx, f, d, "g")
+	if info.Properties&wire.FSFLink == 0 {
+		e.Status(err, wire.ErrNotSupp, "LINK without FSF3_LINK")
+		return
+	}
+	e.OK(err, "LINK")
+	if !res.Attr.Set || res.Attr.Attr.Nlink != 2 || !res.DirWcc.After.Set {
+		e.T.Fatalf("LINK %+v", res)
+	}
+	g := mustLookup(e, d, "g")
+	if e.Attr(g).FileID != e.Attr(f).FileID {
+		e.T.Fatal("link is another file")
+	}
+	_, err = e.C.Link(e.Ctx, f, d, "g")
+	e.Status(err, wire.ErrExist, "LINK existing name")
+	_, err = e.C.Link(e.Ctx, d, e.Root, "dlink")
+	e.Status(err, wire.ErrIsDir, "LINK of a directory")
+	_, err = e.C.Link(e.Ctx, f, f, "x")
+	e.Status(err, wire.ErrNotDir, "LINK into a file")
+	_, err = e.C.Remove(e.Ctx, e.Root, "f")
+	e.OK(err, "REMOVE one name")
+	data, err := e.C.ReadAll(e.Ctx, g)
+	e.OK(err, "read the other name")
+	if string(data) != "shared" || e.Attr(g).Nlink != 1 {
+		e.T.Fatal("link content or count wrong after REMOVE")
+	}
+}
+
+func testReaddir(e *Env) {
+	d := e.Dir(e.Root, "d", 0755)
+	for i := 0; i < 10; i++ {
+		e.File(d, fmt.Sprintf("file%02d", i), 0644, nil)
+	}
+	res, err := e.C.Readdir(e.Ctx, d, 0, [8]byte{}, 8192)
+	e.OK(err, "READDIR")
+	if !res.EOF || len(res.Entries) != 12 || !res.DirAttr.Set {
+		e.T.Fatalf("READDIR: eof %v, %d entries", res.EOF, len(res.Entries))
+	}
+	names := map[string]bool{}
+	for _, x := range res.Entries {
+		names[x.Name] = true
+	}
+	if !names["."] || !names[".."] || !names["file00"] || !names["file09"] {
+		e.T.Fatalf("names %v", names)
+	}
+	// The reply fits count: the encoded READDIR3resok is at most count.
+	for _, count := range []uint32{200, 256, 333, 512} {
+		res, err := e.C.Readdir(e.Ctx, d, 0, [8]byte{}, count)
+		e.OK(err, fmt.Sprintf("READDIR count %d", count))
+		if n := len(res.Append(nil)) - 4; n > int(count) || len(res.Entries) == 0 {
+			e.T.Fatalf("READDIR count %d: resok is %d bytes, %d entries", count, n, len(res.Entries))
+		}
+		// One more entry would not have fitted.
+		if !res.EOF {
+			more, _ := e.C.Readdir(e.Ctx, d, res.Entries[len(res.Entries)-1].Cookie, res.Verf, count)
+			next := more.Entries[0]
+			if n := len(res.Append(nil)) - 4 + wire.EntrySize(next.Name); n <= int(count) {
+				e.T.Fatalf("READDIR count %d: stopped early (%d would fit)", count, n)
+			}
+		}
+	}
+	_, err = e.C.Readdir(e.Ctx, d, 0, [8]byte{}, 100)
+	e.Status(err, wire.ErrTooSmall, "READDIR count 100")
+	// Cookie verifiers are not checked; a cookie past the end is an empty
+	// eof list.
+	all, err := e.C.Readdir(e.Ctx, d, 0, [8]byte{}, 8192)
+	e.OK(err, "READDIR")
+	last := all.Entries[len(all.Entries)-1].Cookie
+	mid := all.Entries[5].Cookie
+	res, err = e.C.Readdir(e.Ctx, d, mid, [8]byte{0xde, 0xad}, 8192)
+	e.OK(err, "READDIR with a foreign verifier")
+	if len(res.Entries) != len(all.Entries)-6 || !res.EOF {
+		e.T.Fatalf("resume after cookie: %d entries", len(res.Entries))
+	}
+	res, err = e.C.Readdir(e.Ctx, d, last, all.Verf, 8192)
+	e.OK(err, "READDIR at the end")
+	if len(res.Entries) != 0 || !res.EOF {
+		e.T.Fatalf("READDIR at end: %+v", res)
+	}
+	f := mustLookup(e, d, "file00")
+	_, err = e.C.Readdir(e.Ctx, f, 0, [8]byte{}, 8192)
+	e.Status(err, wire.ErrNotDir, "READDIR of a file")
+	closed := e.Dir(e.Root, "closed", 0700)
+	_, err = e.User(1000, 1000).Readdir(e.Ctx, closed, 0, [8]byte{}, 8192)
+	e.Status(err, wire.ErrAcces, "READDIR without read permission")
+}
+
+func testReaddirLarge(e *Env) {
+	d := e.Dir(e.Root, "big", 0755)
+	const n = 2000
+	for i := 0; i < n; i++ {
+		_, err := e.C.Create(e.Ctx, d, fmt.Sprintf("entry-%04d", i), wire.CreateHow{Mode: wire.Guarded})
+		e.OK(err, "CREATE")
+	}
+	for _, count := range []uint32{1024, 4096, 32768} {
+		names := e.Names(d, count)
+		if len(names) != n+2 {
+			e.T.Fatalf("count %d: %d distinct names, want %d", count, len(names), n+2)
+		}
+		for name, k := range names {
+			if k != 1 {
+				e.T.Fatalf("count %d: %q listed %d times", count, name, k)
+			}
+		}
+		for i := 0; i < n; i++ {
+			if names[fmt.Sprintf("entry-%04d", i)] != 1 {
+				e.T.Fatalf("count %d: entry-%04d missing", count, i)
+			}
+		}
+	}
+	plus, err := e.C.ReaddirplusAll(e.Ctx, d, 2048, 16384)
+	e.OK(err, "READDIRPLUS all")
+	if len(plus) != n+2 {
+		e.T.Fatalf("READDIRPLUS listed %d entries", len(plus))
+	}
+}
+
+func testReaddirplus(e *Env) {
+	d := e.Dir(e.Root, "d", 0755)
+	for i := 0; i < 5; i++ {
+		e.File(d, fmt.Sprintf("f%d", i), 0600, pattern(i*10, 0))
+	}
+	res, err := e.C.Readdirplus(e.Ctx, d, 0, [8]byte{}, 8192, 65536)
+	e.OK(err, "READDIRPLUS")
+	if !res.EOF || len(res.Entries) != 7 {
+		e.T.Fatalf("READDIRPLUS %d entries eof %v", len(res.Entries), res.EOF)
+	}
+	for _, x := range res.Entries {
+		if !x.Attr.Set || !x.FH.Set {
+			e.T.Fatalf("entry %q without attributes or handle", x.Name)
+		}
+		a := e.Attr(x.FH.FH)
+		if a.FileID != x.FileID || a.FileID != x.Attr.Attr.FileID {
+			e.T.Fatalf("entry %q: handle names another file", x.Name)
+		}
+		if strings.HasPrefix(x.Name, "f") && (x.Attr.Attr.Size != uint64(10*int(x.Name[1]-'0')) || x.Attr.Attr.Mode != 0600) {
+			e.T.Fatalf("entry %q attributes %+v", x.Name, x.Attr.Attr)
+		}
+	}
+	// maxcount bounds the whole resok.
+	for _, max := range []uint32{400, 600, 1000} {
+		r, err := e.C.Readdirplus(e.Ctx, d, 0, [8]byte{}, 8192, max)
+		e.OK(err, fmt.Sprintf("READDIRPLUS maxcount %d", max))
+		if n := len(r.Append(nil)) - 4; n > int(max) || len(r.Entries) == 0 {
+			e.T.Fatalf("maxcount %d: resok %d bytes, %d entries", max, n, len(r.Entries))
+		}
+	}
+	// dircount bounds the directory part: room for about two entries.
+	r, err := e.C.Readdirplus(e.Ctx, d, 0, [8]byte{}, uint32(2*wire.EntryPlusDirSize("f0")), 65536)
+	e.OK(err, "READDIRPLUS small dircount")
+	dirPart := 0
+	for _, x := range r.Entries {
+		dirPart += wire.EntryPlusDirSize(x.Name)
+	}
+	if len(r.Entries) == 0 || r.EOF || (len(r.Entries) > 1 && dirPart > 2*wire.EntryPlusDirSize("f0")) {
+		e.T.Fatalf("dircount ignored: %d entries, %d bytes", len(r.Entries), dirPart)
+	}
+	_, err = e.C.Readdirplus(e.Ctx, d, 0, [8]byte{}, 8192, 150)
+	e.Status(err, wire.ErrTooSmall, "READDIRPLUS maxcount 150")
+}
+
+func testFsstat(e *Env) {
+	res, err := e.C.Fsstat(e.Ctx, e.Root)
+	e.OK(err, "FSSTAT")
+	if !res.Attr.Set || res.TBytes == 0 || res.FBytes > res.TBytes || res.ABytes > res.TBytes {
+		e.T.Fatalf("FSSTAT %+v", res)
+	}
+	_, err = e.C.Fsstat(e.Ctx, e.Root[:4])
+	e.Status(err, wire.ErrBadHandle, "FSSTAT bad handle")
+}
+
+func testFsinfo(e *Env) {
+	res, err := e.C.Fsinfo(e.Ctx, e.Root)
+	e.OK(err, "FSINFO")
+	if res.RTMax != 1<<20 || res.RTPref != 1<<20 || res.RTMult != 4096 || res.WTMax != 1<<20 || res.WTPref != 1<<20 ||
+		res.WTMult != 4096 || res.DTPref != 64<<10 || res.MaxFileSize < 1<<40 || res.TimeDelta != (wire.Time{Nsec: 1}) ||
+		res.Properties&(wire.FSFSymlink|wire.FSFHomogeneous|wire.FSFCanSetTime) != wire.FSFSymlink|wire.FSFHomogeneous|wire.FSFCanSetTime ||
+		!res.Attr.Set {
+		e.T.Fatalf("FSINFO %+v", res)
+	}
+}
+
+func testPathconf(e *Env) {
+	res, err := e.C.Pathconf(e.Ctx, e.Root)
+	e.OK(err, "PATHCONF")
+	if res.NameMax != 255 || !res.NoTrunc || !res.ChownRestricted || res.CaseInsensitive || !res.CasePreserving || res.LinkMax == 0 || !res.Attr.Set {
+		e.T.Fatalf("PATHCONF %+v", res)
+	}
+}
+
+func testCommit(e *Env) {
+	f := e.File(e.Root, "f", 0644, nil)
+	w, err := e.C.Write(e.Ctx, f, 0, []byte("unstable"), wire.Unstable)
+	e.OK(err, "WRITE")
+	c, err := e.C.Commit(e.Ctx, f, 0, 0)
+	e.OK(err, "COMMIT")
+	if c.Verf != w.Verf || !c.Wcc.After.Set || c.Wcc.After.Attr.Size != 8 {
+		e.T.Fatalf("COMMIT %+v (write verf %x)", c, w.Verf)
+	}
+	_, err = e.C.Commit(e.Ctx, e.Root, 0, 0)
+	e.Status(err, wire.ErrIsDir, "COMMIT of a directory")
+}
+
+func testPermissions(e *Env) {
+	user := e.User(1000, 1000)
+	// A user cannot create in root's 0755 directory.
+	_, err := user.Create(e.Ctx, e.Root, "f", wire.CreateHow{Mode: wire.Guarded})
+	e.Status(err, wire.ErrAcces, "CREATE in a root directory")
+	_, err = user.Mkdir(e.Ctx, e.Root, "d", wire.Sattr{})
+	e.Status(err, wire.ErrAcces, "MKDIR in a root directory")
+	// Reading and writing follow the mode bits ...
+	secret := e.File(e.Root, "secret", 0600, []byte("s"))
+	_, err = user.Read(e.Ctx, secret, 0, 1)
+	e.Status(err, wire.ErrAcces, "READ of root's 0600 file")
+	_, err = user.Write(e.Ctx, secret, 0, []byte("x"), wire.FileSync)
+	e.Status(err, wire.ErrAcces, "WRITE to root's 0600 file")
+	pub := e.File(e.Root, "pub", 0644, []byte("p"))
+	_, err = user.Read(e.Ctx, pub, 0, 1)
+	e.OK(err, "READ of a 0644 file")
+	_, err = user.Write(e.Ctx, pub, 0, []byte("x"), wire.FileSync)
+	e.Status(err, wire.ErrAcces, "WRITE to a 0644 file of root")
+	_, err = user.Setattr(e.Ctx, pub, wire.Sattr{Size: wire.SetUint64{Set: true}}, nil)
+	e.Status(err, wire.ErrAcces, "truncate of a 0644 file of root")
+	// ... but the owner may read and write his own 0000 file (knfsd's
+	// owner override).
+	home := e.Dir(e.Root, "home", 0755)
+	_, err = e.C.Setattr(e.Ctx, home, wire.Sattr{UID: wire.SetUint32{Set: true, V: 1000}, GID: wire.SetUint32{Set: true, V: 1000}}, nil)
+	e.OK(err, "chown home")
+	own, err := user.Create(e.Ctx, home, "own", wire.CreateHow{Mode: wire.Guarded, Attr: wire.Sattr{Mode: wire.SetUint32{Set: true}}})
+	e.OK(err, "CREATE mode 0")
+	if own.Attr.Attr.Mode != 0 {
+		e.T.Fatalf("mode %o", own.Attr.Attr.Mode)
+	}
+	_, err = user.Write(e.Ctx, own.FH.FH, 0, []byte("mine"), wire.Unstable)
+	e.OK(err, "owner WRITE to a 0000 file")
+	r, err := user.Read(e.Ctx, own.FH.FH, 0, 10)
+	e.OK(err, "owner READ of a 0000 file")
+	if string(r.Data) != "mine" {
+		e.T.Fatalf("read %q", r.Data)
+	}
+	_, err = e.User(1001, 1000).Read(e.Ctx, own.FH.FH, 0, 10)
+	e.Status(err, wire.ErrAcces, "READ of another's 0000 file")
+	// Group write on a directory.
+	shared := e.Dir(e.Root, "shared", 0775)
+	_, err = e.C.Setattr(e.Ctx, shared, wire.Sattr{GID: wire.SetUint32{Set: true, V: 500}}, nil)
+	e.OK(err, "chgrp shared")
+	_, err = e.User(1002, 1002, 500).Create(e.Ctx, shared, "g", wire.CreateHow{Mode: wire.Guarded})
+	e.OK(err, "CREATE through a supplementary group")
+	_, err = e.User(1003, 1003).Remove(e.Ctx, shared, "g")
+	e.Status(err, wire.ErrAcces, "REMOVE without write permission")
+	_, err = e.User(1003, 1003).Rename(e.Ctx, shared, "g", home, "stolen")
+	e.Status(err, wire.ErrAcces, "RENAME without write permission")
+	// Root may not execute a file with no x bit.
+	acc, err := e.C.Access(e.Ctx, pub, wire.AccessExecute)
+	e.OK(err, "ACCESS")
+	if acc.Access != 0 {
+		e.T.Fatal("root granted EXECUTE on a 0644 file")
+	}
+}
+
+func testGarbageArgs(e *Env) {
+	f := e.File(e.Root, "f", 0644, []byte("x"))
+	long := make([]byte, 65)
+	copy(long, f)
+	cases := []struct {
+		name string
+		proc uint32
+		args []byte
+	}{
+		{"65-byte handle", wire.ProcGetattr, wire.AppendFH(nil, long)},
+		{"empty handle", wire.ProcGetattr, wire.AppendFH(nil, nil)},
+		{"no args", wire.ProcGetattr, nil},
+		{"truncated READ", wire.ProcRead, (&wire.ReadArgs{FH: f, Count: 10}).Append(nil)[:len(f)+8]},
+		{"WRITE count mismatch", wire.ProcWrite, func() []byte {
+			b := (&wire.WriteArgs{FH: f, Count: 3, Data: []byte("abc")}).Append(nil)
+			binary.BigEndian.PutUint32(b[4+xdr.PaddedLen(len(f))+8:], 4)
+			return b
+		}()},
+		{"bad createmode", wire.ProcCreate, xdr.AppendUint32((&wire.DirOpArgs{Dir: f, Name: "n"}).Append(nil), 7)},
+		{"bad stable_how", wire.ProcWrite, func() []byte {
+			b := (&wire.WriteArgs{FH: f, Count: 1, Data: []byte("a")}).Append(nil)
+			binary.BigEndian.PutUint32(b[4+xdr.PaddedLen(len(f))+12:], 3)
+			return b
+		}()},
+		{"1025-byte name", wire.ProcLookup, (&wire.DirOpArgs{Dir: e.Root, Name: strings.Repeat("x", 1025)}).Append(nil)},
+		{"bad ftype", wire.ProcMknod, xdr.AppendUint32((&wire.DirOpArgs{Dir: e.Root, Name: "n"}).Append(nil), 0)},
+	}
+	for _, c := range cases {
+		_, err := e.C.CallRaw(e.Ctx, c.proc, c.args)
+		e.Garbage(err, c.name)
+	}
+	// The connection is still usable.
+	e.OK(e.C.Null(e.Ctx), "NULL after garbage")
+	e.Attr(f)
+}
