@@ -50,30 +50,82 @@ const (
 	reloadGrace  = 30 * time.Second
 )
 
+// Daemon is a started server. Its listeners run until Shutdown.
+type Daemon struct {
+	log    *zap.Logger
+	cfg    Config
+	st     *exportState
+	rpc    *oncrpc.Server
+	rdma   rdmaServer
+	pm     *rpcbind.Service
+	errc   chan error
+	nfsL   net.Listener
+	mountL net.Listener
+
+	rdmaPort uint16
+}
+
 // Run serves until ctx ends. Each value received on reload re-reads the
 // exports file.
 func Run(ctx context.Context, log *zap.Logger, cfg Config, reload <-chan os.Signal) error {
+	d, err := Start(ctx, log, cfg)
+	if err != nil {
+		return err
+	}
+	var runErr error
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			log.Info("shutting down")
+			break loop
+		case err := <-d.errc:
+			log.Error("listener failed", zap.Error(err))
+			runErr = err
+			break loop
+		case <-reload:
+			if err := d.Reload(); err != nil {
+				log.Error("reload failed; keeping the previous exports", zap.Error(err))
+			}
+		}
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
+	defer cancel()
+	d.Shutdown(sctx)
+	return runErr
+}
+
+// Start opens the exports and starts every listener. Listener addresses
+// may use port 0; NFSAddr and MountAddr tell what was bound.
+func Start(ctx context.Context, log *zap.Logger, cfg Config) (_ *Daemon, err error) {
 	log.Info("gonfsrdma starting", zap.String("version", cfg.Version), zap.Int("pid", os.Getpid()))
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
-		return fmt.Errorf("state dir: %w", err)
+		return nil, fmt.Errorf("state dir: %w", err)
 	}
 	key, err := handleKey(cfg.StateDir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	log.Info("state directory", zap.String("path", cfg.StateDir))
 
 	table, err := loadTable(log, cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	st := &exportState{log: log, handleKey: key}
 	set, _, err := st.build(table, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	st.publish(set, nil, 0)
-	defer st.closeAll()
+	d := &Daemon{log: log, cfg: cfg, st: st, errc: make(chan error, 8)}
+	defer func() {
+		if err != nil {
+			sctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
+			defer cancel()
+			d.Shutdown(sctx)
+		}
+	}()
 	for _, e := range table.Exports {
 		for _, r := range e.Rules {
 			log.Info("export", zap.String("path", e.Path), zap.String("client", r.Spec), zap.Stringer("options", &r.Options))
@@ -85,41 +137,35 @@ func Run(ctx context.Context, log *zap.Logger, cfg Config, reload <-chan os.Sign
 	mountSrv := mount.NewServer(log.Named("mount"), mountBackend{st})
 	drc := oncrpc.NewDRC(8192, 16<<20, 2*time.Minute)
 	disp := oncrpc.NewDispatcher(log.Named("rpc"), drc, nfsSrv.Program(), mountSrv.Program())
-	rpcSrv := oncrpc.NewServer(log.Named("rpc"), disp, oncrpc.ServerConfig{MaxInFlight: cfg.MaxInFlight})
+	d.rpc = oncrpc.NewServer(log.Named("rpc"), disp, oncrpc.ServerConfig{MaxInFlight: cfg.MaxInFlight})
 
-	errc := make(chan error, 8)
 	serve := func(name string, f func() error) {
 		go func() {
 			if err := f(); err != nil && !errors.Is(err, oncrpc.ErrServerClosed) {
-				errc <- fmt.Errorf("%s: %w", name, err)
+				d.errc <- fmt.Errorf("%s: %w", name, err)
 			}
 		}()
 	}
-	nfsL, err := net.Listen("tcp", cfg.NFSAddr)
-	if err != nil {
-		return fmt.Errorf("NFS listener: %w", err)
+	if d.nfsL, err = net.Listen("tcp", cfg.NFSAddr); err != nil {
+		return nil, fmt.Errorf("NFS listener: %w", err)
 	}
-	serve("NFS/TCP", func() error { return rpcSrv.ServeTCP(nfsL) })
-	mountL, err := net.Listen("tcp", cfg.MountAddr)
-	if err != nil {
-		return fmt.Errorf("MOUNT listener: %w", err)
+	serve("NFS/TCP", func() error { return d.rpc.ServeTCP(d.nfsL) })
+	if d.mountL, err = net.Listen("tcp", cfg.MountAddr); err != nil {
+		return nil, fmt.Errorf("MOUNT listener: %w", err)
 	}
-	serve("MOUNT/TCP", func() error { return rpcSrv.ServeTCP(mountL) })
-	mountPC, err := net.ListenPacket("udp", mountL.Addr().String())
+	serve("MOUNT/TCP", func() error { return d.rpc.ServeTCP(d.mountL) })
+	mountPC, err := net.ListenPacket("udp", d.mountL.Addr().String())
 	if err != nil {
-		return fmt.Errorf("MOUNT UDP listener: %w", err)
+		return nil, fmt.Errorf("MOUNT UDP listener: %w", err)
 	}
-	serve("MOUNT/UDP", func() error { return rpcSrv.ServeUDP(mountPC) })
-	nfsPort, mountPort := portOf(nfsL.Addr()), portOf(mountL.Addr())
-	log.Info("listening", zap.String("nfs_tcp", nfsL.Addr().String()), zap.String("mount_tcp_udp", mountL.Addr().String()))
+	serve("MOUNT/UDP", func() error { return d.rpc.ServeUDP(mountPC) })
+	nfsPort, mountPort := portOf(d.nfsL.Addr()), portOf(d.mountL.Addr())
+	log.Info("listening", zap.String("nfs_tcp", d.nfsL.Addr().String()), zap.String("mount_tcp_udp", d.mountL.Addr().String()))
 
-	rdma, rdmaPort, err := startRDMA(ctx, log, cfg, disp)
-	if err != nil {
-		rpcSrv.Shutdown(context.Background())
-		return err
+	if d.rdma, d.rdmaPort, err = startRDMA(ctx, log, cfg, disp); err != nil {
+		return nil, err
 	}
 
-	var pm *rpcbind.Service
 	if !cfg.NoPortmap {
 		maps := []rpcbind.Mapping{
 			rpcbind.NewMapping(nfsProgram, 3, "tcp", nfsPort),
@@ -128,57 +174,71 @@ func Run(ctx context.Context, log *zap.Logger, cfg Config, reload <-chan os.Sign
 			rpcbind.NewMapping(mountProgram, 1, "tcp", mountPort),
 			rpcbind.NewMapping(mountProgram, 1, "udp", mountPort),
 		}
-		if rdma != nil {
-			maps = append(maps, rpcbind.NewMapping(nfsProgram, 3, "rdma", rdmaPort))
+		if d.rdma != nil {
+			maps = append(maps, rpcbind.NewMapping(nfsProgram, 3, "rdma", d.rdmaPort))
 		}
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		pm, err = rpcbind.Start(rctx, log.Named("rpcbind"), rpcbind.Config{Addr: cfg.PortmapAddr, Mappings: maps})
+		d.pm, err = rpcbind.Start(rctx, log.Named("rpcbind"), rpcbind.Config{Addr: cfg.PortmapAddr, Mappings: maps})
 		cancel()
 		if err != nil {
 			log.Error("rpcbind unavailable; clients must name ports (mountport=, port=)", zap.Error(err))
-			pm = nil
+			d.pm, err = nil, nil
 		}
 	}
 
 	for _, e := range table.Exports {
-		log.Info("mount with", zap.String("tcp", mountHint(e.Path, "tcp", nfsPort, mountPort, pm == nil)))
-		if rdma != nil {
-			log.Info("mount with", zap.String("rdma", mountHint(e.Path, "rdma", rdmaPort, mountPort, pm == nil)))
+		log.Info("mount with", zap.String("tcp", mountHint(e.Path, "tcp", nfsPort, mountPort, d.pm == nil)))
+		if d.rdma != nil {
+			log.Info("mount with", zap.String("rdma", mountHint(e.Path, "rdma", d.rdmaPort, mountPort, d.pm == nil)))
 		}
 	}
+	return d, nil
+}
 
-	var runErr error
-loop:
-	for {
-		select {
-		case <-ctx.Done():
-			log.Info("shutting down")
-			break loop
-		case err := <-errc:
-			log.Error("listener failed", zap.Error(err))
-			runErr = err
-			break loop
-		case <-reload:
-			doReload(log, cfg, st)
+// NFSAddr is the bound NFS/TCP address.
+func (d *Daemon) NFSAddr() net.Addr { return d.nfsL.Addr() }
+
+// MountAddr is the bound MOUNT address (TCP and UDP).
+func (d *Daemon) MountAddr() net.Addr { return d.mountL.Addr() }
+
+// Reload re-reads the exports file; on error the previous exports stay.
+func (d *Daemon) Reload() error {
+	if d.cfg.ExportsFile == "" {
+		return errors.New("there is no exports file to reload")
+	}
+	t, err := loadTable(d.log, d.cfg)
+	if err != nil {
+		return err
+	}
+	set, unused, err := d.st.build(t, d.st.cur.Load())
+	if err != nil {
+		return err
+	}
+	d.st.publish(set, unused, reloadGrace)
+	d.log.Info("exports reloaded", zap.Int("exports", len(t.Exports)), zap.Int("removed", len(unused)))
+	return nil
+}
+
+// Shutdown unregisters from rpcbind, drains calls in progress and closes
+// every listener and backend.
+func (d *Daemon) Shutdown(ctx context.Context) {
+	if d.pm != nil {
+		if err := d.pm.Close(ctx); err != nil {
+			d.log.Warn("rpcbind close", zap.Error(err))
 		}
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
-	defer cancel()
-	if pm != nil {
-		if err := pm.Close(sctx); err != nil {
-			log.Warn("rpcbind close", zap.Error(err))
+	if d.rdma != nil {
+		if err := d.rdma.Shutdown(ctx); err != nil {
+			d.log.Warn("RDMA shutdown", zap.Error(err))
 		}
 	}
-	if rdma != nil {
-		if err := rdma.Shutdown(sctx); err != nil {
-			log.Warn("RDMA shutdown", zap.Error(err))
+	if d.rpc != nil {
+		if err := d.rpc.Shutdown(ctx); err != nil {
+			d.log.Warn("shutdown did not drain", zap.Error(err))
 		}
 	}
-	if err := rpcSrv.Shutdown(sctx); err != nil {
-		log.Warn("shutdown did not drain", zap.Error(err))
-	}
-	log.Info("stopped")
-	return runErr
+	d.st.closeAll()
+	d.log.Info("stopped")
 }
 
 func loadTable(log *zap.Logger, cfg Config) (*exports.Table, error) {
@@ -202,25 +262,6 @@ func loadTable(log *zap.Logger, cfg Config) (*exports.Table, error) {
 	}
 	log.Info("exports loaded", zap.String("file", cfg.ExportsFile), zap.Int("exports", len(t.Exports)))
 	return t, nil
-}
-
-func doReload(log *zap.Logger, cfg Config, st *exportState) {
-	if cfg.ExportsFile == "" {
-		log.Info("reload requested, but there is no exports file")
-		return
-	}
-	t, err := loadTable(log, cfg)
-	if err != nil {
-		log.Error("reload failed; keeping the previous exports", zap.Error(err))
-		return
-	}
-	set, unused, err := st.build(t, st.cur.Load())
-	if err != nil {
-		log.Error("reload failed; keeping the previous exports", zap.Error(err))
-		return
-	}
-	st.publish(set, unused, reloadGrace)
-	log.Info("exports reloaded", zap.Int("exports", len(t.Exports)), zap.Int("removed", len(unused)))
 }
 
 // handleKey returns the secret that authenticates OS-backend file handles,
