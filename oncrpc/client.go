@@ -192,14 +192,32 @@ func (c *Client) RoundTrip(ctx context.Context, xid uint32, msg []byte) ([]byte,
 		c.forget(xid)
 		return nil, err
 	}
-	select {
-	case r := <-ch:
-		return r.msg, r.err
-	case <-ctx.Done():
-		c.forget(xid)
-		return nil, ctx.Err()
+	// Datagrams get lost: retransmit with the same XID (the server's DRC
+	// answers a duplicate of a non-idempotent call from its cache).
+	var retry <-chan time.Time
+	if !c.stream {
+		t := time.NewTicker(udpRetransmit)
+		defer t.Stop()
+		retry = t.C
+	}
+	for {
+		select {
+		case r := <-ch:
+			return r.msg, r.err
+		case <-retry:
+			if err := c.Send(msg); err != nil {
+				c.forget(xid)
+				return nil, err
+			}
+		case <-ctx.Done():
+			c.forget(xid)
+			return nil, ctx.Err()
+		}
 	}
 }
+
+// udpRetransmit is the interval between retransmissions over UDP.
+const udpRetransmit = 500 * time.Millisecond
 
 // Send writes one message (one record on a stream) without waiting.
 func (c *Client) Send(msg []byte) error {

@@ -79,8 +79,9 @@ func (s *Server) udpWorker(pc net.PacketConn, local netip.AddrPort, log *zap.Log
 			continue
 		}
 		if reply.Len() > maxDatagram {
-			log.Warn("reply too large for UDP", zap.Int("size", reply.Len()))
-			continue
+			log.Warn("reply too large for UDP; answering SYSTEM_ERR", zap.Int("size", reply.Len()), zap.Uint32("xid", call.XID))
+			reply.Reset()
+			reply.Head = AppendAcceptedHeader(reply.Head, call.XID, SystemErr)
 		}
 		flat = reply.AppendFlat(flat[:0])
 		if _, err := pc.WriteTo(flat, from); err != nil {
