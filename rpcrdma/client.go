@@ -89,6 +89,8 @@ type Client struct {
 	err    error
 
 	closeOnce sync.Once
+
+	invalidated atomic.Int64 // replies that arrived by Send-With-Invalidate
 }
 
 type cslot struct {
@@ -384,6 +386,7 @@ func (c *Client) acquire(ctx context.Context) (*cslot, error) {
 func (c *Client) finish(s *cslot, r creply) {
 	c.repost(r.idx)
 	if r.invalidated {
+		c.invalidated.Add(1)
 		// The server invalidated our rkey: register fresh regions.
 		c.dropRegions(s)
 	}

@@ -1,0 +1,271 @@
+package rpcrdma
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	"github.com/gonfsrdma/gonfsrdma/verbs"
+	"github.com/gonfsrdma/gonfsrdma/xdr"
+)
+
+// rawError sends hdr+msg and expects an RDMA_ERROR with code and a credit
+// grant of at least 1.
+func rawError(t *testing.T, c *Client, hdr, msg []byte, code ErrCode) *Header {
+	t.Helper()
+	rh, _, err := c.RoundTripRaw(ctxT(t), hdr, msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := decodeHdr(t, rh)
+	if h.Proc != ProcError || h.Err != code || h.Credits < 1 || h.Credits > DefaultCredits {
+		t.Fatalf("reply %+v, want RDMA_ERROR %v", h, code)
+	}
+	return h
+}
+
+func TestProtocolErrors(t *testing.T) {
+	e := newEnv(t, Config{})
+	c := e.dial(ClientConfig{})
+	null := func(xid uint32) []byte { return callMsg(xid, procNull, nil) }
+
+	xid := c.NextXID()
+	h := rawError(t, c, w(xid, 2, 8, 0, 0, 0, 0), null(xid), ErrVers)
+	if h.XID != xid || h.VersLow != 1 || h.VersHigh != 1 {
+		t.Fatalf("ERR_VERS %+v", h)
+	}
+	xid = c.NextXID()
+	rawError(t, c, w(xid, 1, 8, uint32(ProcMsgP), 0, 0, 0, 0, 0), null(xid), ErrChunk)
+	xid = c.NextXID()
+	rawError(t, c, w(xid, 1, 8, 7, 0, 0, 0), null(xid), ErrChunk) // unknown proc
+	xid = c.NextXID()
+	rawError(t, c, w(xid, 1, 8), nil, ErrChunk) // truncated fixed part
+	xid = c.NextXID()
+	rawError(t, c, w(xid, 1, 8, 0, 1, 0), nil, ErrChunk) // truncated read list
+	xid = c.NextXID()
+	rawError(t, c, w(xid, 1, 8, 0, 5, 0, 0), null(xid), ErrChunk) // bad discriminator
+
+	seg := Segment{Handle: 1, Length: 8, Offset: 0}
+	bad := []*Header{
+		{Proc: ProcMsg, ReadList: []ReadSegment{{Position: 6, Segment: seg}}},                              // unaligned
+		{Proc: ProcMsg, ReadList: []ReadSegment{{Position: 0, Segment: seg}}},                              // position zero in MSG
+		{Proc: ProcMsg, ReadList: []ReadSegment{{Position: 4000, Segment: seg}}},                           // beyond inline
+		{Proc: ProcMsg, ReadList: []ReadSegment{{Position: 8, Segment: seg}, {Position: 4, Segment: seg}}}, // out of order
+		{Proc: ProcNoMsg}, // NOMSG without chunk
+		{Proc: ProcMsg, WriteList: []Chunk{{{Handle: 1, Length: 2 << 20}}}},                                   // write chunk over MaxPayload
+		{Proc: ProcMsg, WriteList: []Chunk{{}}},                                                               // empty write chunk
+		{Proc: ProcMsg, ReadList: []ReadSegment{{Position: 8, Segment: Segment{Handle: 1, Length: 4 << 20}}}}, // over MaxRecord
+	}
+	for i, bh := range bad {
+		xid = c.NextXID()
+		bh.XID, bh.Credits = xid, 8
+		var msg []byte
+		if bh.Proc == ProcMsg {
+			msg = null(xid)
+		}
+		t.Logf("case %d", i)
+		rawError(t, c, bh.Append(nil), msg, ErrChunk)
+	}
+	// RDMA_DONE is dropped: no reply.
+	xid = c.NextXID()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	_, _, err := c.RoundTripRaw(ctx, w(xid, 1, 8, uint32(ProcDone)), nil)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("DONE answered: %v", err)
+	}
+	// After all that the connection still serves calls.
+	if _, err := c.Call(ctxT(t), &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procNull}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSendNeverAboveClientInline: a client that receives only 1024 bytes
+// gets replies of at most 1024 bytes, ERR_CHUNK beyond.
+func TestSendNeverAboveClientInline(t *testing.T) {
+	e := newEnv(t, Config{InlineSend: 8192, InlineRecv: 8192})
+	c := e.dial(ClientConfig{InlineRecv: 1024, InlineSend: 1024})
+	ctx := ctxT(t)
+	for n := 900; n < 1100; n += 4 {
+		res, err := c.Call(ctx, &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procBig, Args: xdr.AppendUint32(nil, uint32(n))})
+		if n+4+24+28 <= 1024 {
+			if err != nil || len(res) != 4+n {
+				t.Fatalf("%d: %v", n, err)
+			}
+			continue
+		}
+		var re *RDMAError
+		if !errors.As(err, &re) || re.Code != ErrChunk {
+			t.Fatalf("%d: got %v, want ERR_CHUNK", n, err)
+		}
+	}
+	select {
+	case <-c.Done():
+		t.Fatalf("connection died: %v", c.Err())
+	default:
+	}
+}
+
+// TestCreditOverrun: a client that ignores its grant makes its own Send
+// meet no Receive; the fabric kills the QP. The server must log, tear the
+// connection down and leak nothing.
+func TestCreditOverrun(t *testing.T) {
+	e := newEnv(t, Config{Credits: 4})
+	c := e.dial(ClientConfig{Credits: 16})
+	// Ignore the server's grant.
+	c.credits.mu.Lock()
+	c.credits.limit = 16
+	c.credits.mu.Unlock()
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for i := 0; i < 16; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := c.Call(ctxT(t), &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procBlock})
+			errs <- err
+		}()
+	}
+	select {
+	case <-c.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("connection survived 16 calls against 4 credits (8 buffers)")
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil && !errors.Is(err, ErrClosed) {
+			t.Errorf("call error %v", err)
+		}
+	}
+	waitFor(t, "server connection gone", func() bool { return e.srv.Stats().Conns == 0 }, func() string { return "" })
+	// The server still accepts new connections.
+	c2 := e.dial(ClientConfig{})
+	if _, err := c2.Call(ctxT(t), &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procNull}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGrantRespected: a well-behaved client never exceeds the grant, even
+// with many goroutines calling.
+func TestGrantRespected(t *testing.T) {
+	e := newEnv(t, Config{Credits: 2})
+	c := e.dial(ClientConfig{Credits: 32})
+	var wg sync.WaitGroup
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := c.Call(ctxT(t), &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procRead, Args: readArgs(30000, 1), ReplyPayloadMax: 30000}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// Faults mid-transfer: the fabric drops the connection after N send-queue
+// operations (both sides), or an rkey goes bad.
+func TestDisconnectMidTransfer(t *testing.T) {
+	data := make([]byte, 1<<20)
+	cases := []struct {
+		name string
+		plan verbs.FaultPlan
+		call *oncrpc.ClientCall
+	}{
+		// ops: client Send (1), server RDMA Read (2), server Send (3)
+		{"during RDMA Read of WRITE data", verbs.FaultPlan{DropAfter: 1}, writeCall(data, 1)},
+		{"before WRITE reply", verbs.FaultPlan{DropAfter: 2}, writeCall(data, 1)},
+		// ops: client Send (1), server RDMA Write (2), server Send (3)
+		{"during Write-list READ", verbs.FaultPlan{DropAfter: 1},
+			&oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procRead, Args: readArgs(1<<20, 1), ReplyPayloadMax: 1 << 20}},
+		{"before READ reply Send", verbs.FaultPlan{DropAfter: 2},
+			&oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procRead, Args: readArgs(1<<20, 1), ReplyPayloadMax: 1 << 20}},
+		{"bad rkey on RDMA Read", verbs.FaultPlan{CorruptRKeys: 1}, writeCall(data, 1)},
+		{"bad rkey on RDMA Write", verbs.FaultPlan{CorruptRKeys: 1},
+			&oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procRead, Args: readArgs(1<<20, 1), ReplyPayloadMax: 1 << 20}},
+		{"slow completions then client close", verbs.FaultPlan{CompletionDelay: 20 * time.Millisecond}, writeCall(data, 1)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, Config{})
+			c := e.dial(ClientConfig{})
+			if _, err := c.Call(ctxT(t), &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procNull}); err != nil {
+				t.Fatal(err)
+			}
+			e.fab.SetFaults(tc.plan)
+			defer e.fab.SetFaults(verbs.FaultPlan{})
+			errc := make(chan error, 1)
+			go func() {
+				_, err := c.Call(ctxT(t), tc.call)
+				errc <- err
+			}()
+			if tc.plan.CompletionDelay > 0 {
+				time.Sleep(30 * time.Millisecond)
+				c.Close()
+			}
+			select {
+			case err := <-errc:
+				if err == nil {
+					t.Fatal("call succeeded across a dropped connection")
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("call hangs")
+			}
+			waitFor(t, "server connection gone", func() bool { return e.srv.Stats().Conns == 0 }, func() string { return "" })
+		})
+	}
+}
+
+func TestSendWithInvalidate(t *testing.T) {
+	e := newEnv(t, Config{SendWithInvalidate: true})
+	c := e.dial(ClientConfig{RemoteInvalidate: true})
+	ctx := ctxT(t)
+	for i := 0; i < 3; i++ {
+		if _, err := c.Call(ctx, &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procRead, Args: readArgs(50000, 1), ReplyPayloadMax: 50000}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Call(ctx, writeCall(make([]byte, 50000), 2)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := c.invalidated.Load(); got != 6 {
+		t.Fatalf("%d replies by Send-With-Invalidate, want 6", got)
+	}
+	// Inline calls carry no rkey: plain Send.
+	if _, err := c.Call(ctx, &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procNull}); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.invalidated.Load(); got != 6 {
+		t.Fatalf("inline reply invalidated something (%d)", got)
+	}
+	// Without the client's consent the server never invalidates.
+	c2 := e.dial(ClientConfig{})
+	if _, err := c2.Call(ctx, &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procRead, Args: readArgs(50000, 1), ReplyPayloadMax: 50000}); err != nil {
+		t.Fatal(err)
+	}
+	if c2.invalidated.Load() != 0 {
+		t.Fatal("invalidated without consent")
+	}
+}
+
+func TestPrivateDataNegotiation(t *testing.T) {
+	e := newEnv(t, Config{InlineRecv: 2048, InlineSend: 16384})
+	c := e.dial(ClientConfig{InlineSend: 8192, InlineRecv: 4096})
+	if c.SendMax() != 2048 {
+		t.Fatalf("client send size %d, want the server's 2048", c.SendMax())
+	}
+	// A server reply bigger than 4096 would kill the client's Receive.
+	res, err := c.Call(ctxT(t), &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procBig, Args: xdr.AppendUint32(nil, 4000)})
+	if err != nil || len(res) != 4004 {
+		t.Fatalf("%d %v", len(res), err)
+	}
+	_, err = c.Call(ctxT(t), &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procBig, Args: xdr.AppendUint32(nil, 5000)})
+	var re *RDMAError
+	if !errors.As(err, &re) {
+		t.Fatalf("5000-byte reply to a 4096-byte receiver: %v", err)
+	}
+}
