@@ -41,6 +41,9 @@ type ClientConfig struct {
 	// MaxRecord sizes the chunk regions: the largest WRITE payload or
 	// NOMSG call, READ payload and Reply chunk (default 1 MiB + 64 KiB).
 	MaxRecord int
+	// MaxPayload caps the Write chunk offered for a READ payload, as the
+	// Linux client's rsize does (default 1 MiB).
+	MaxPayload int
 	// RemoteInvalidate offers Send-With-Invalidate; chunk regions are then
 	// re-registered after the server invalidates them.
 	RemoteInvalidate bool
@@ -131,6 +134,10 @@ func Dial(ctx context.Context, provider verbs.Provider, addr string, cfg ClientC
 	if cfg.MaxRecord <= 0 {
 		cfg.MaxRecord = DefaultMaxRecord
 	}
+	if cfg.MaxPayload <= 0 {
+		cfg.MaxPayload = DefaultMaxPayload
+	}
+	cfg.MaxPayload = min(cfg.MaxPayload, cfg.MaxRecord)
 	c := &Client{
 		cfg:     cfg,
 		pending: make(map[uint32]*cslot),
@@ -484,7 +491,7 @@ func (c *Client) marshal(s *cslot, xid uint32, cc *oncrpc.ClientCall, opts *Call
 	var wlens, rlens [1]int
 	if wantWrite {
 		lens := wlens[:]
-		wlens[0] = cc.ReplyPayloadMax
+		wlens[0] = min(cc.ReplyPayloadMax, c.cfg.MaxPayload)
 		if opts != nil && opts.WriteChunk != nil {
 			lens = opts.WriteChunk
 		}
