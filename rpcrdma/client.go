@@ -76,6 +76,8 @@ type Client struct {
 	recvMax int
 
 	recvMR, sendMR *verbs.MR
+	recvWRs        []verbs.RecvWR // one per Receive buffer, for re-posting
+	recvSGEs       []verbs.SGE
 	slots          []*cslot
 	free           chan *cslot
 	credits        *clientCredits
@@ -152,13 +154,13 @@ func Dial(ctx context.Context, provider verbs.Provider, addr string, cfg ClientC
 		if c.recvMR, err = vc.Register(n*cfg.InlineRecv, verbs.AccessLocalWrite); err != nil {
 			return err
 		}
-		wrs := make([]verbs.RecvWR, n)
-		sges := make([]verbs.SGE, n)
-		for i := range wrs {
-			sges[i] = c.recvMR.SGE(i*cfg.InlineRecv, cfg.InlineRecv)
-			wrs[i] = verbs.RecvWR{ID: recvWRID(i), SGL: sges[i : i+1]}
+		c.recvWRs = make([]verbs.RecvWR, n)
+		c.recvSGEs = make([]verbs.SGE, n)
+		for i := range c.recvWRs {
+			c.recvSGEs[i] = c.recvMR.SGE(i*cfg.InlineRecv, cfg.InlineRecv)
+			c.recvWRs[i] = verbs.RecvWR{ID: recvWRID(i), SGL: c.recvSGEs[i : i+1 : i+1]}
 		}
-		return vc.PostRecv(wrs)
+		return vc.PostRecv(c.recvWRs)
 	}
 	priv := PrivateData{RemoteInvalidate: cfg.RemoteInvalidate, SendSize: cfg.InlineSend, RecvSize: cfg.InlineRecv}.Append(nil)
 	vc, err := provider.Dial(ctx, addr, verbs.ConnParams{
@@ -283,11 +285,10 @@ func (c *Client) noteGrant(b []byte) {
 }
 
 func (c *Client) repost(i int) {
-	wr := [1]verbs.RecvWR{{ID: recvWRID(i), SGL: []verbs.SGE{c.recvMR.SGE(i*c.recvMax, c.recvMax)}}}
 	c.postMu.Lock()
 	defer c.postMu.Unlock()
 	if !c.dead {
-		c.vc.PostRecv(wr[:])
+		c.vc.PostRecv(c.recvWRs[i : i+1 : i+1])
 	}
 }
 
@@ -356,7 +357,7 @@ func (c *Client) CallWith(ctx context.Context, cc *oncrpc.ClientCall, opts *Call
 		return nil, err
 	}
 	defer c.finish(s, r)
-	msg, err := c.decodeReply(s, r)
+	msg, payload, err := c.decodeReply(s, r)
 	if err != nil {
 		return nil, err
 	}
@@ -364,7 +365,11 @@ func (c *Client) CallWith(ctx context.Context, cc *oncrpc.ClientCall, opts *Call
 	if err != nil {
 		return nil, err
 	}
-	return append(dst, res...), nil
+	dst = append(dst, res...)
+	if payload != nil {
+		dst = xdr.AppendFixedOpaque(dst, payload)
+	}
+	return dst, nil
 }
 
 func (c *Client) acquire(ctx context.Context) (*cslot, error) {
@@ -619,53 +624,51 @@ func (c *Client) roundTrip(ctx context.Context, s *cslot, xid uint32, n, _ int) 
 	}
 }
 
-// decodeReply decodes the reply transport header and returns the whole
-// RPC reply, reassembled when its payload came in the Write chunk (data
-// and pad appended after the inline part: NFSv3 READ and READLINK results
-// end with their data) or fetched from the Reply chunk region. The result
-// aliases client buffers until finish.
-func (c *Client) decodeReply(s *cslot, r creply) ([]byte, error) {
+// decodeReply decodes the reply transport header and returns the RPC
+// reply: inline, or fetched from the Reply chunk region. When the payload
+// came in the Write chunk it is returned separately; it belongs after the
+// inline part with its pad (NFSv3 READ and READLINK results end with their
+// data). The results alias client buffers until finish.
+func (c *Client) decodeReply(s *cslot, r creply) (msg, payload []byte, err error) {
 	buf := c.recvMR.Slice(r.idx*c.recvMax, r.n)
 	c.noteGrant(buf)
 	s.rd.Reset(buf)
 	if err := s.hdr.Decode(&s.rd, DefaultLimits); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	h := &s.hdr
 	switch h.Proc {
 	case ProcError:
-		return nil, &RDMAError{Code: h.Err, Low: h.VersLow, High: h.VersHigh}
+		return nil, nil, &RDMAError{Code: h.Err, Low: h.VersLow, High: h.VersHigh}
 	case ProcMsg:
 		if h.HasReply {
-			return nil, errors.New("rpcrdma: RDMA_MSG reply carries a Reply chunk")
+			return nil, nil, errors.New("rpcrdma: RDMA_MSG reply carries a Reply chunk")
 		}
 		inline := s.rd.Rest()
 		if len(h.WriteList) == 0 {
-			return inline, nil
+			return inline, nil, nil
 		}
 		n := h.WriteList[0].Len()
 		if n > c.cfg.MaxRecord || s.in == nil {
-			return nil, errors.New("rpcrdma: bad Write list in reply")
+			return nil, nil, errors.New("rpcrdma: bad Write list in reply")
 		}
-		s.buf = append(s.buf[:0], inline...)
-		s.buf = xdr.AppendFixedOpaque(s.buf, s.in.Bytes()[:n])
-		return s.buf, nil
+		return inline, s.in.Bytes()[:n], nil
 	case ProcNoMsg:
 		if len(h.WriteList) != 0 || !h.HasReply {
-			return nil, errors.New("rpcrdma: RDMA_NOMSG reply without a Reply chunk or with a Write list")
+			return nil, nil, errors.New("rpcrdma: RDMA_NOMSG reply without a Reply chunk or with a Write list")
 		}
 		n := h.ReplyChunk.Len()
 		if s.in == nil || n > s.in.Len() || len(h.ReplyChunk) == 0 {
-			return nil, errors.New("rpcrdma: bad Reply chunk in reply")
+			return nil, nil, errors.New("rpcrdma: bad Reply chunk in reply")
 		}
 		// Our Reply chunk is contiguous in the in region; find its start.
 		start := int(h.ReplyChunk[0].Offset - s.in.Addr())
 		if start < 0 || start+n > s.in.Len() {
-			return nil, errors.New("rpcrdma: Reply chunk outside our region")
+			return nil, nil, errors.New("rpcrdma: Reply chunk outside our region")
 		}
-		return s.in.Bytes()[start : start+n], nil
+		return s.in.Bytes()[start : start+n], nil, nil
 	}
-	return nil, fmt.Errorf("rpcrdma: unexpected reply %v", h.Proc)
+	return nil, nil, fmt.Errorf("rpcrdma: unexpected reply %v", h.Proc)
 }
 
 // Buffer is client memory registered for hand-built chunks: the server

@@ -29,7 +29,11 @@ const (
 	procBig     = 4 // n in; opaque of n pattern bytes out in Head (READDIR-like)
 	procBlock   = 5 // blocks until the call's context ends or unblock is closed
 	procReadErr = 6 // like READ but answers without payload (an error reply)
+	procBulkRd  = 7 // count in; count bytes copied from a static source as payload (a file read)
+	procBulkWr  = 8 // opaque in; its length out (a write sink)
 )
+
+var bulkSource = make([]byte, 1<<20)
 
 func pattern(seed uint32, b []byte) {
 	x := seed*2654435761 + 1
@@ -46,7 +50,30 @@ type echoServer struct {
 }
 
 func (e *echoServer) program() *oncrpc.Program {
-	procs := make([]oncrpc.Procedure, 7)
+	procs := make([]oncrpc.Procedure, 9)
+	procs[procBulkRd] = oncrpc.Procedure{Name: "BULKREAD", Idempotent: true, Handler: func(ctx context.Context, c *oncrpc.Call, r *oncrpc.Reply) error {
+		var rd xdr.Reader
+		c.ArgsReader(&rd)
+		n := rd.Uint32()
+		if rd.Err() != nil || n > uint32(len(bulkSource)) {
+			return oncrpc.ErrGarbageArgs
+		}
+		p := r.AllocPayload(int(n))
+		copy(p, bulkSource)
+		r.Head = xdr.AppendUint32(r.Head, n)
+		r.SetPayload(p)
+		return nil
+	}}
+	procs[procBulkWr] = oncrpc.Procedure{Name: "BULKWRITE", Idempotent: true, Handler: func(ctx context.Context, c *oncrpc.Call, r *oncrpc.Reply) error {
+		var rd xdr.Reader
+		c.ArgsReader(&rd)
+		b := rd.Opaque(4 << 20)
+		if rd.Err() != nil {
+			return oncrpc.ErrGarbageArgs
+		}
+		r.Head = xdr.AppendUint32(r.Head, uint32(len(b)))
+		return nil
+	}}
 	procs[procNull] = oncrpc.Procedure{Name: "NULL", Idempotent: true, Handler: func(ctx context.Context, c *oncrpc.Call, r *oncrpc.Reply) error { return nil }}
 	procs[procEcho] = oncrpc.Procedure{Name: "ECHO", Idempotent: true, Handler: func(ctx context.Context, c *oncrpc.Call, r *oncrpc.Reply) error {
 		rd := xdr.NewReader(c.Args)
@@ -54,8 +81,10 @@ func (e *echoServer) program() *oncrpc.Program {
 		if rd.Err() != nil {
 			return oncrpc.ErrGarbageArgs
 		}
-		caps := c.Conn.Caps
-		e.lastCaps.Store(&caps)
+		if old := e.lastCaps.Load(); old == nil || *old != c.Conn.Caps {
+			caps := c.Conn.Caps
+			e.lastCaps.Store(&caps)
+		}
 		r.Head = xdr.AppendOpaque(r.Head, b)
 		return nil
 	}}
