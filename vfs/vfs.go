@@ -89,7 +89,14 @@ var (
 	// ErrExclusiveMismatch: an EXCLUSIVE create found the name taken by a
 	// file created with another verifier (or not by EXCLUSIVE create).
 	ErrExclusiveMismatch = errors.New("vfs: exclusive create verifier mismatch")
+	// ErrBadCookie: a ReadDir cookie this backend could not have issued
+	// for the directory (NFS3ERR_BAD_COOKIE).
+	ErrBadCookie = errors.New("vfs: bad readdir cookie")
 )
+
+// MaxName is the longest name component a backend accepts (NAME_MAX);
+// longer names fail with ENAMETOOLONG.
+const MaxName = 255
 
 // FS is one export's filesystem, addressed by handles. Implementations are
 // safe for concurrent use. Names are single path components: the backend
