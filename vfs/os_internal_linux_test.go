@@ -1,0 +1,151 @@
+package vfs
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// A handle for an object outside the export root but on the same
+// filesystem is stale, whether a client forges it (no valid
+// authenticator) or this server signed it (the object was moved out
+// locally after the handle was issued).
+func TestOSOutsideRootHandleIsStale(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "export")
+	outDir := filepath.Join(base, "outside")
+	for _, d := range []string{root, outDir, filepath.Join(root, "in")} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	outFile := filepath.Join(outDir, "file")
+	inFile := filepath.Join(root, "in", "file")
+	for _, p := range []string{outFile, inFile} {
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := NewOS(root, OSOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	kernelHandle := func(p string) unix.FileHandle {
+		fh, _, err := unix.NameToHandleAt(unix.AT_FDCWD, p, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fh
+	}
+	for _, p := range []string{inFile, filepath.Join(root, "in")} {
+		h, err := f.encode(kernelHandle(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.GetAttr(h); err != nil {
+			t.Errorf("signed handle of %s inside the export: %v", p, err)
+		}
+	}
+	for _, p := range []string{outFile, outDir, base} {
+		fh := kernelHandle(p)
+		// Forged: right layout, wrong authenticator.
+		h, err := f.encode(fh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h[len(h)-1] ^= 1
+		if _, err := f.GetAttr(h); !errors.Is(err, ErrStale) {
+			t.Errorf("forged handle of %s: %v, want ErrStale", p, err)
+		}
+		// Signed: the containment check rejects it.
+		h, _ = f.encode(fh)
+		if _, err := f.GetAttr(h); !errors.Is(err, ErrStale) {
+			t.Errorf("signed handle of %s outside the export: %v, want ErrStale", p, err)
+		}
+		if _, _, err := f.Lookup(h, "file"); !errors.Is(err, ErrStale) {
+			t.Errorf("lookup in %s: %v, want ErrStale", p, err)
+		}
+	}
+	// A signed handle of another kernel type or garbled bytes.
+	fh := kernelHandle(inFile)
+	var st unix.Stat_t
+	if err := unix.Stat(inFile, &st); err != nil {
+		t.Fatal(err)
+	}
+	inIno := st.Ino
+	for _, bad := range []unix.FileHandle{
+		unix.NewFileHandle(fh.Type()+1, fh.Bytes()),
+		unix.NewFileHandle(fh.Type(), make([]byte, len(fh.Bytes()))),
+		unix.NewFileHandle(fh.Type(), append(fh.Bytes(), 0, 0, 0, 0)),
+		unix.NewFileHandle(0x7fffffff, []byte{1}),
+	} {
+		h, err := f.encode(bad)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The kernel may read a longer or sibling-typed handle as the
+		// same inode (ext4 decodes types 1 and 2 alike): then it must
+		// be that very file, else stale.
+		a, err := f.GetAttr(h)
+		if err == nil && a.FileID != inIno {
+			t.Errorf("garbled kernel handle %x resolves to inode %d", h, a.FileID)
+		}
+		if err != nil && !errors.Is(err, ErrStale) && !errors.Is(err, ErrBadHandle) {
+			t.Errorf("garbled kernel handle %x: %v", h, err)
+		}
+	}
+	// Handles of the wrong shape.
+	good, _ := f.encode(fh)
+	for _, h := range []Handle{good[:5], good[:len(good)-1], append(append(Handle{}, good...), 0), {2, good[1]}, append(Handle{2}, good[1:]...)} {
+		if _, err := f.GetAttr(h); !errors.Is(err, ErrBadHandle) {
+			t.Errorf("malformed handle %x: %v, want ErrBadHandle", h, err)
+		}
+	}
+	// Moved out locally after issue: stale from then on.
+	h, _, err := f.Lookup(f.Root(), "in")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh2, _, err := f.Lookup(h, "file")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := os.Rename(filepath.Join(root, "in"), filepath.Join(outDir, "in")); err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewOS(root, OSOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	for _, hh := range []Handle{h, fh2} {
+		if _, err := g.GetAttr(hh); !errors.Is(err, ErrStale) {
+			t.Errorf("handle of an object moved out of the export: %v, want ErrStale", err)
+		}
+	}
+}
+
+func TestOSHandleLayout(t *testing.T) {
+	f, err := NewOS(t.TempDir(), OSOptions{HandleKey: []byte("0123456789abcdef")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h := f.Root()
+	if h[0] != osHandleVersion || len(h) != osHandleHeader+int(h[1])+osMACLen || len(h) > MaxHandle {
+		t.Errorf("root handle %x", h)
+	}
+	fh, err := f.decode(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2, _ := f.encode(fh)
+	if string(h2) != string(h) {
+		t.Errorf("re-encoding gives %x, want %x", h2, h)
+	}
+}

@@ -1,0 +1,1040 @@
+package vfs
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
+)
+
+// Descriptor ownership: the OSFS owns every descriptor it opens. Those
+// naming files live in the fdCache (see fdcache_linux.go); the export
+// root's descriptor is a pinned cache entry that doubles as the mount
+// descriptor for open_by_handle_at. Descriptors opened for one call
+// (ReadDir's directory stream, the ".." walk) are closed before it
+// returns. Handles returned to callers are fresh slices the caller owns;
+// handles passed in are only read during the call.
+
+// OSOptions configures NewOS.
+type OSOptions struct {
+	// Logger receives boundary events (key creation, close errors). Nil
+	// means no logging.
+	Logger *zap.Logger
+	// MaxOpenFiles bounds the open-file cache (entries, each holding one
+	// to three descriptors). Zero means 1024.
+	MaxOpenFiles int
+	// HandleKey, when at least 16 bytes, is the secret that authenticates
+	// handles; handles stay valid across restarts only if it does not
+	// change. When empty, the key is read from the export root's
+	// extended attribute OSKeyXattr, created with 32 random bytes on
+	// first use (trusted.* attributes are readable only with
+	// CAP_SYS_ADMIN and travel with the directory).
+	HandleKey []byte
+}
+
+// OSKeyXattr is the extended attribute of the export root that keeps the
+// handle key when OSOptions.HandleKey is empty.
+const OSKeyXattr = "trusted.gonfsrdma.fhkey"
+
+// OS handle layout (see doc.go):
+//
+//	[0]      osHandleVersion
+//	[1]      n, the length of the kernel handle
+//	[2:6]    kernel handle type, big-endian int32
+//	[6:6+n]  kernel handle bytes (struct file_handle f_handle)
+//	[6+n:]   first osMACLen bytes of HMAC-SHA256(key, h[0:6+n])
+const (
+	osHandleVersion = 0x01
+	osHandleHeader  = 6
+	osMACLen        = 8
+	osMaxKernel     = MaxHandle - osHandleHeader - osMACLen
+	maxWalkDepth    = 4096
+	getdentsBufSize = 32 << 10
+)
+
+// OSFS is the FS over a directory of the host: kernel file handles
+// authenticated with a per-export key, *at system calls relative to
+// descriptors obtained from handles, and a bounded cache of open files.
+type OSFS struct {
+	log        *zap.Logger
+	rootFD     int // O_RDONLY|O_DIRECTORY; also the mount fd
+	rootDev    uint64
+	rootIno    uint64
+	rootMount  int
+	rootHandle Handle
+	key        []byte
+	cache      *fdCache
+	closed     atomic.Bool
+	bufs       sync.Pool // *[]byte of getdentsBufSize
+}
+
+// NewOS exports the existing directory root. It fails when root is not a
+// directory, when the filesystem cannot make file handles
+// (name_to_handle_at returns EOPNOTSUPP: such filesystems cannot give
+// handles that survive restarts and are not supported), or when no handle
+// key is available.
+func NewOS(root string, opts OSOptions) (*OSFS, error) {
+	log := opts.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	max := opts.MaxOpenFiles
+	if max <= 0 {
+		max = 1024
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("vfs: export root %q: %w", root, err)
+	}
+	rfd, err := unix.Open(abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: abs, Err: err}
+	}
+	f := &OSFS{log: log.With(zap.String("export", abs)), rootFD: rfd, cache: newFDCache(max)}
+	f.bufs.New = func() any { b := make([]byte, getdentsBufSize); return &b }
+	fail := func(err error) (*OSFS, error) {
+		unix.Close(rfd)
+		return nil, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(rfd, &st); err != nil {
+		return fail(&os.PathError{Op: "stat", Path: abs, Err: err})
+	}
+	f.rootDev, f.rootIno = st.Dev, st.Ino
+	fh, mnt, err := unix.NameToHandleAt(rfd, "", unix.AT_EMPTY_PATH)
+	if err != nil {
+		if errors.Is(err, unix.EOPNOTSUPP) {
+			return fail(fmt.Errorf("vfs: export root %s: the filesystem cannot make file handles (name_to_handle_at: %w); it cannot be exported with restart-stable handles", abs, err))
+		}
+		return fail(&os.PathError{Op: "name_to_handle_at", Path: abs, Err: err})
+	}
+	f.rootMount = mnt
+	if len(opts.HandleKey) > 0 {
+		if len(opts.HandleKey) < 16 {
+			return fail(fmt.Errorf("vfs: OSOptions.HandleKey must be at least 16 bytes"))
+		}
+		f.key = append([]byte(nil), opts.HandleKey...)
+	} else if f.key, err = f.loadKey(abs); err != nil {
+		return fail(err)
+	}
+	h, err := f.encode(fh)
+	if err != nil {
+		return fail(fmt.Errorf("vfs: export root %s: %w", abs, err))
+	}
+	f.rootHandle = h
+	re := &fdEntry{key: string(h), fh: fh, fd: rfd, ino: st.Ino, typ: TypeDir}
+	f.cache.release(f.cache.put(re, true))
+	return f, nil
+}
+
+// loadKey reads or creates the handle key in the root's OSKeyXattr.
+func (f *OSFS) loadKey(abs string) ([]byte, error) {
+	buf := make([]byte, 256)
+	for range 3 {
+		n, err := unix.Fgetxattr(f.rootFD, OSKeyXattr, buf)
+		if err == nil {
+			if n < 16 {
+				return nil, fmt.Errorf("vfs: export root %s: handle key in %s is %d bytes, want at least 16", abs, OSKeyXattr, n)
+			}
+			return buf[:n:n], nil
+		}
+		if err != unix.ENODATA {
+			return nil, fmt.Errorf("vfs: export root %s: reading handle key %s: %w (set OSOptions.HandleKey on filesystems without trusted xattrs)", abs, OSKeyXattr, err)
+		}
+		key := make([]byte, 32)
+		rand.Read(key)
+		err = unix.Fsetxattr(f.rootFD, OSKeyXattr, key, unix.XATTR_CREATE)
+		if err == nil {
+			f.log.Info("created handle key", zap.String("xattr", OSKeyXattr))
+			return key, nil
+		}
+		if err != unix.EEXIST {
+			return nil, fmt.Errorf("vfs: export root %s: storing handle key %s: %w (set OSOptions.HandleKey on filesystems without trusted xattrs)", abs, OSKeyXattr, err)
+		}
+	}
+	return nil, fmt.Errorf("vfs: export root %s: handle key %s keeps changing", abs, OSKeyXattr)
+}
+
+// mac computes the authenticator of handle prefix b into out.
+func (f *OSFS) mac(b []byte) []byte {
+	m := hmac.New(sha256.New, f.key)
+	m.Write(b)
+	return m.Sum(nil)[:osMACLen]
+}
+
+// encode wraps a kernel handle into a vfs handle.
+func (f *OSFS) encode(fh unix.FileHandle) (Handle, error) {
+	kb := fh.Bytes()
+	if len(kb) > osMaxKernel {
+		return nil, fmt.Errorf("vfs: kernel file handle of %d bytes exceeds %d", len(kb), osMaxKernel)
+	}
+	h := make(Handle, osHandleHeader, osHandleHeader+len(kb)+osMACLen)
+	h[0] = osHandleVersion
+	h[1] = byte(len(kb))
+	binary.BigEndian.PutUint32(h[2:6], uint32(fh.Type()))
+	h = append(h, kb...)
+	return append(h, f.mac(h)...), nil
+}
+
+// decode checks a vfs handle and returns its kernel handle.
+func (f *OSFS) decode(h Handle) (unix.FileHandle, error) {
+	if len(h) < osHandleHeader+osMACLen || h[0] != osHandleVersion {
+		return unix.FileHandle{}, ErrBadHandle
+	}
+	n := int(h[1])
+	if n == 0 || len(h) != osHandleHeader+n+osMACLen {
+		return unix.FileHandle{}, ErrBadHandle
+	}
+	body := h[:osHandleHeader+n]
+	if !hmac.Equal(f.mac(body), h[osHandleHeader+n:]) {
+		return unix.FileHandle{}, ErrStale
+	}
+	return unix.NewFileHandle(int32(binary.BigEndian.Uint32(h[2:6])), h[osHandleHeader:osHandleHeader+n]), nil
+}
+
+// acquire returns the cache entry of h with a reference held; release it
+// with f.cache.release.
+func (f *OSFS) acquire(h Handle) (*fdEntry, error) {
+	if f.closed.Load() {
+		return nil, fs.ErrClosed
+	}
+	if e := f.cache.get(h); e != nil {
+		return e, nil
+	}
+	return f.resolve(h)
+}
+
+// resolve is acquire's slow path: authenticate, open_by_handle_at, check
+// the object is alive and inside the export, cache it.
+func (f *OSFS) resolve(h Handle) (*fdEntry, error) {
+	fh, err := f.decode(h)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := unix.OpenByHandleAt(f.rootFD, fh, unix.O_PATH|unix.O_CLOEXEC)
+	if err != nil {
+		switch err {
+		case unix.EMFILE, unix.ENFILE, unix.ENOMEM, unix.EINTR:
+			return nil, &os.PathError{Op: "open_by_handle_at", Path: "", Err: err}
+		}
+		return nil, ErrStale
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Nlink == 0 || st.Dev != f.rootDev {
+		unix.Close(fd)
+		return nil, ErrStale
+	}
+	if ok, err := f.inside(fd, &st); !ok || err != nil {
+		unix.Close(fd)
+		if err != nil {
+			return nil, err
+		}
+		return nil, ErrStale
+	}
+	e := &fdEntry{key: string(h), fh: fh, fd: fd, ino: st.Ino, typ: modeType(st.Mode)}
+	return f.cache.put(e, false), nil
+}
+
+// inside reports whether the object open as fd lies under the export
+// root. A directory is walked up through ".." to the root (true) or to the
+// top of the filesystem (false). For other objects, the kernel's name of
+// the descriptor must lie under the root's; a disconnected dentry (the
+// kernel knows no name, /proc shows "/") is accepted: the handle's
+// authenticator proves this export issued it.
+func (f *OSFS) inside(fd int, st *unix.Stat_t) (bool, error) {
+	if st.Ino == f.rootIno {
+		return true, nil
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		name, err := os.Readlink(procFD(fd))
+		if err != nil {
+			return false, err
+		}
+		if name == "/" || !strings.HasPrefix(name, "/") {
+			return true, nil
+		}
+		rootName, err := os.Readlink(procFD(f.rootFD))
+		if err != nil {
+			return false, err
+		}
+		if rootName == "/" {
+			return true, nil
+		}
+		return strings.HasPrefix(name, rootName+"/"), nil
+	}
+	cur := -1
+	defer func() {
+		if cur >= 0 {
+			unix.Close(cur)
+		}
+	}()
+	at, dev, ino := fd, st.Dev, st.Ino
+	for range maxWalkDepth {
+		p, err := unix.Openat(at, "..", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return false, &os.PathError{Op: "openat", Path: "..", Err: err}
+		}
+		if cur >= 0 {
+			unix.Close(cur)
+		}
+		cur, at = p, p
+		var pst unix.Stat_t
+		if err := unix.Fstat(p, &pst); err != nil {
+			return false, &os.PathError{Op: "fstat", Path: "..", Err: err}
+		}
+		if pst.Dev == f.rootDev && pst.Ino == f.rootIno {
+			return true, nil
+		}
+		if pst.Dev != f.rootDev || (pst.Dev == dev && pst.Ino == ino) {
+			return false, nil // left the filesystem or reached its top
+		}
+		dev, ino = pst.Dev, pst.Ino
+	}
+	return false, nil
+}
+
+func procFD(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
+
+// adopt turns fd, just opened on an object inside the export, into a
+// handle and attributes, caching it. fd is consumed.
+func (f *OSFS) adopt(fd int, op, name string) (Handle, Attr, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, Attr{}, &os.PathError{Op: op, Path: name, Err: err}
+	}
+	fh, mnt, err := unix.NameToHandleAt(fd, "", unix.AT_EMPTY_PATH)
+	if err != nil {
+		unix.Close(fd)
+		return nil, Attr{}, &os.PathError{Op: "name_to_handle_at", Path: name, Err: err}
+	}
+	if mnt != f.rootMount || st.Dev != f.rootDev {
+		// A mount point inside the export: not crossed (no crossmnt).
+		unix.Close(fd)
+		return nil, Attr{}, pathErr(op, name, unix.EXDEV)
+	}
+	h, err := f.encode(fh)
+	if err != nil {
+		unix.Close(fd)
+		return nil, Attr{}, err
+	}
+	e := f.cache.put(&fdEntry{key: string(h), fh: fh, fd: fd, ino: st.Ino, typ: modeType(st.Mode)}, false)
+	f.cache.release(e)
+	return h, statAttr(&st), nil
+}
+
+// ioFD returns a descriptor of regular file e for pread (write false) or
+// pwrite (write true), opened on first use and kept in the entry.
+func (f *OSFS) ioFD(e *fdEntry, write bool) (int, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.wfd >= 0 {
+		return e.wfd, nil
+	}
+	if !write && e.rfd >= 0 {
+		return e.rfd, nil
+	}
+	flags := unix.O_RDONLY
+	if write {
+		flags = unix.O_RDWR
+	}
+	fd, err := unix.OpenByHandleAt(f.rootFD, e.fh, flags|unix.O_CLOEXEC|unix.O_NOFOLLOW)
+	if err != nil {
+		if err == unix.ESTALE {
+			return -1, ErrStale
+		}
+		return -1, &os.PathError{Op: "open", Path: "", Err: err}
+	}
+	f.cache.open.Add(1)
+	if write {
+		e.wfd = fd
+	} else {
+		e.rfd = fd
+	}
+	return fd, nil
+}
+
+// stat fstats e; a dead object (nlink 0) is evicted and reported stale.
+func (f *OSFS) stat(e *fdEntry, st *unix.Stat_t) error {
+	if err := unix.Fstat(e.fd, st); err != nil {
+		return &os.PathError{Op: "fstat", Path: "", Err: err}
+	}
+	if st.Nlink == 0 {
+		f.cache.drop(e)
+		return ErrStale
+	}
+	return nil
+}
+
+func modeType(m uint32) FileType {
+	switch m & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return TypeDir
+	case unix.S_IFLNK:
+		return TypeLnk
+	case unix.S_IFBLK:
+		return TypeBlk
+	case unix.S_IFCHR:
+		return TypeChr
+	case unix.S_IFSOCK:
+		return TypeSock
+	case unix.S_IFIFO:
+		return TypeFIFO
+	}
+	return TypeReg
+}
+
+func statAttr(st *unix.Stat_t) Attr {
+	a := Attr{
+		Type:   modeType(st.Mode),
+		Mode:   st.Mode & 0o7777,
+		Nlink:  uint32(st.Nlink),
+		UID:    st.Uid,
+		GID:    st.Gid,
+		Size:   uint64(st.Size),
+		Used:   uint64(st.Blocks) * 512,
+		FileID: st.Ino,
+		Atime:  time.Unix(st.Atim.Sec, st.Atim.Nsec),
+		Mtime:  time.Unix(st.Mtim.Sec, st.Mtim.Nsec),
+		Ctime:  time.Unix(st.Ctim.Sec, st.Ctim.Nsec),
+	}
+	if a.Type == TypeBlk || a.Type == TypeChr {
+		a.Major, a.Minor = unix.Major(st.Rdev), unix.Minor(st.Rdev)
+	}
+	return a
+}
+
+// Root returns the export root's handle.
+func (f *OSFS) Root() Handle { return append(Handle(nil), f.rootHandle...) }
+
+// GetAttr returns the attributes of h; ErrStale once the object is
+// unlinked, even while a cached descriptor keeps its inode alive.
+func (f *OSFS) GetAttr(h Handle) (Attr, error) {
+	e, err := f.acquire(h)
+	if err != nil {
+		return Attr{}, err
+	}
+	defer f.cache.release(e)
+	var st unix.Stat_t
+	if err := f.stat(e, &st); err != nil {
+		return Attr{}, err
+	}
+	return statAttr(&st), nil
+}
+
+// SetAttr changes attributes in the order knfsd does: owner (which clears
+// set-id bits), mode, size, times. A mode on a symbolic link is ignored,
+// as knfsd does.
+func (f *OSFS) SetAttr(h Handle, s SetAttr) error {
+	e, err := f.acquire(h)
+	if err != nil {
+		return err
+	}
+	defer f.cache.release(e)
+	var st unix.Stat_t
+	if err := f.stat(e, &st); err != nil {
+		return err
+	}
+	if s.UID != nil || s.GID != nil {
+		uid, gid := -1, -1
+		if s.UID != nil {
+			uid = int(*s.UID)
+		}
+		if s.GID != nil {
+			gid = int(*s.GID)
+		}
+		if err := unix.Fchownat(e.fd, "", uid, gid, unix.AT_EMPTY_PATH); err != nil {
+			return &os.PathError{Op: "chown", Path: "", Err: err}
+		}
+	}
+	if s.Mode != nil && e.typ != TypeLnk {
+		if err := chmodFD(e.fd, *s.Mode); err != nil {
+			return err
+		}
+	}
+	if s.Size != nil {
+		switch e.typ {
+		case TypeReg:
+		case TypeDir:
+			return pathErr("truncate", "", unix.EISDIR)
+		default:
+			return pathErr("truncate", "", unix.EINVAL)
+		}
+		if *s.Size > math.MaxInt64 {
+			return pathErr("truncate", "", unix.EFBIG)
+		}
+		fd, err := f.ioFD(e, true)
+		if err != nil {
+			return err
+		}
+		if err := unix.Ftruncate(fd, int64(*s.Size)); err != nil {
+			return &os.PathError{Op: "truncate", Path: "", Err: err}
+		}
+	}
+	if s.Atime != nil || s.Mtime != nil {
+		ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_OMIT}}
+		if s.Atime != nil {
+			ts[0] = unix.NsecToTimespec(s.Atime.UnixNano())
+		}
+		if s.Mtime != nil {
+			ts[1] = unix.NsecToTimespec(s.Mtime.UnixNano())
+		}
+		if err := unix.UtimesNanoAt(e.fd, "", ts, unix.AT_EMPTY_PATH); err != nil {
+			return &os.PathError{Op: "utimes", Path: "", Err: err}
+		}
+	}
+	return nil
+}
+
+// chmodFD sets the exact permission bits of the (non-symlink) object fd,
+// unaffected by umask: fchmodat2 with AT_EMPTY_PATH, or on kernels before
+// 6.6 chmod of the /proc/self/fd magic link, which names the inode itself.
+func chmodFD(fd int, mode uint32) error {
+	mode &= 0o7777
+	err := unix.Fchmodat(fd, "", mode, unix.AT_EMPTY_PATH)
+	if err == unix.EOPNOTSUPP || err == unix.ENOSYS {
+		err = unix.Fchmodat(unix.AT_FDCWD, procFD(fd), mode, 0)
+	}
+	if err != nil {
+		return &os.PathError{Op: "chmod", Path: "", Err: err}
+	}
+	return nil
+}
+
+// Lookup finds name in dir without following symbolic links.
+func (f *OSFS) Lookup(dir Handle, name string) (Handle, Attr, error) {
+	de, err := f.acquire(dir)
+	if err != nil {
+		return nil, Attr{}, err
+	}
+	defer f.cache.release(de)
+	if de.typ != TypeDir {
+		return nil, Attr{}, pathErr("lookup", name, unix.ENOTDIR)
+	}
+	var fd int
+	switch {
+	case name == "." || (name == ".." && de.ino == f.rootIno):
+		var st unix.Stat_t
+		if err := f.stat(de, &st); err != nil {
+			return nil, Attr{}, err
+		}
+		return Handle(de.key), statAttr(&st), nil
+	case name == "..":
+		fd, err = unix.Openat(de.fd, "..", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	default:
+		if err := checkName("lookup", name); err != nil {
+			return nil, Attr{}, err
+		}
+		fd, err = unix.Openat(de.fd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	}
+	if err != nil {
+		return nil, Attr{}, &os.PathError{Op: "lookup", Path: name, Err: err}
+	}
+	return f.adopt(fd, "lookup", name)
+}
+
+// ReadLink returns a symbolic link's target; EINVAL for other objects.
+func (f *OSFS) ReadLink(h Handle) (string, error) {
+	e, err := f.acquire(h)
+	if err != nil {
+		return "", err
+	}
+	defer f.cache.release(e)
+	if e.typ != TypeLnk {
+		return "", pathErr("readlink", "", unix.EINVAL)
+	}
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Readlinkat(e.fd, "", buf)
+	if err != nil {
+		if err == unix.ENOENT {
+			return "", ErrStale
+		}
+		return "", &os.PathError{Op: "readlink", Path: "", Err: err}
+	}
+	return string(buf[:n]), nil
+}
+
+// ReadAt preads from the cached descriptor; it does not allocate.
+func (f *OSFS) ReadAt(h Handle, p []byte, off int64) (int, bool, error) {
+	e, err := f.acquire(h)
+	if err != nil {
+		return 0, false, err
+	}
+	defer f.cache.release(e)
+	if err := regular(e.typ, "read"); err != nil {
+		return 0, false, err
+	}
+	if off < 0 {
+		return 0, false, pathErr("read", "", unix.EINVAL)
+	}
+	fd, err := f.ioFD(e, false)
+	if err != nil {
+		return 0, false, err
+	}
+	var st unix.Stat_t
+	if err := f.stat(e, &st); err != nil {
+		return 0, false, err
+	}
+	n := 0
+	for n < len(p) {
+		m, err := unix.Pread(fd, p[n:], off+int64(n))
+		if err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			return n, false, &os.PathError{Op: "read", Path: "", Err: err}
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	eof := n < len(p) || off+int64(n) >= st.Size
+	return n, eof, nil
+}
+
+// WriteAt pwrites p at off; with sync it fdatasyncs before returning.
+func (f *OSFS) WriteAt(h Handle, p []byte, off int64, sync bool) (int, error) {
+	e, err := f.acquire(h)
+	if err != nil {
+		return 0, err
+	}
+	defer f.cache.release(e)
+	if err := regular(e.typ, "write"); err != nil {
+		return 0, err
+	}
+	if off < 0 {
+		return 0, pathErr("write", "", unix.EINVAL)
+	}
+	if off > math.MaxInt64-int64(len(p)) {
+		return 0, pathErr("write", "", unix.EFBIG)
+	}
+	fd, err := f.ioFD(e, true)
+	if err != nil {
+		return 0, err
+	}
+	var st unix.Stat_t
+	if err := f.stat(e, &st); err != nil {
+		return 0, err
+	}
+	n := 0
+	for n < len(p) {
+		m, err := unix.Pwrite(fd, p[n:], off+int64(n))
+		if err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			return n, &os.PathError{Op: "write", Path: "", Err: err}
+		}
+		if m == 0 {
+			return n, pathErr("write", "", unix.EIO)
+		}
+		n += m
+	}
+	if sync {
+		if err := unix.Fdatasync(fd); err != nil {
+			return n, &os.PathError{Op: "fdatasync", Path: "", Err: err}
+		}
+	}
+	return n, nil
+}
+
+// Commit fsyncs h (a file's data and metadata, or a directory).
+func (f *OSFS) Commit(h Handle) error {
+	e, err := f.acquire(h)
+	if err != nil {
+		return err
+	}
+	defer f.cache.release(e)
+	var fd int
+	switch e.typ {
+	case TypeReg:
+		if fd, err = f.ioFD(e, false); err != nil {
+			return err
+		}
+	case TypeDir:
+		if fd, err = unix.Openat(e.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+			return &os.PathError{Op: "open", Path: ".", Err: err}
+		}
+		defer unix.Close(fd)
+	default:
+		return nil
+	}
+	if err := unix.Fsync(fd); err != nil {
+		return &os.PathError{Op: "fsync", Path: "", Err: err}
+	}
+	return nil
+}
+
+// dirEntry acquires dir, checks it is a directory and name is valid.
+func (f *OSFS) dirEntry(dir Handle, op, name string) (*fdEntry, error) {
+	if err := checkName(op, name); err != nil {
+		return nil, err
+	}
+	de, err := f.acquire(dir)
+	if err != nil {
+		return nil, err
+	}
+	if de.typ != TypeDir {
+		f.cache.release(de)
+		return nil, pathErr(op, name, unix.ENOTDIR)
+	}
+	return de, nil
+}
+
+// Create makes a regular file; see FS.Create. The new file is chowned to
+// owner and given exactly mode.
+func (f *OSFS) Create(dir Handle, name string, mode uint32, owner Owner, guarded, exclusive bool, verf [8]byte) (Handle, Attr, error) {
+	de, err := f.dirEntry(dir, "create", name)
+	if err != nil {
+		return nil, Attr{}, err
+	}
+	defer f.cache.release(de)
+	fd, err := unix.Openat(de.fd, name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err == unix.EEXIST && (exclusive || !guarded) {
+		efd, err := unix.Openat(de.fd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, Attr{}, &os.PathError{Op: "create", Path: name, Err: err}
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(efd, &st); err != nil {
+			unix.Close(efd)
+			return nil, Attr{}, &os.PathError{Op: "create", Path: name, Err: err}
+		}
+		if exclusive {
+			va, vm := exclusiveTimes(verf)
+			if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Atim.Sec != va || st.Mtim.Sec != vm || st.Size != 0 {
+				unix.Close(efd)
+				return nil, Attr{}, ErrExclusiveMismatch
+			}
+		} else if st.Mode&unix.S_IFMT != unix.S_IFREG {
+			unix.Close(efd)
+			return nil, Attr{}, pathErr("create", name, unix.EEXIST)
+		}
+		return f.adopt(efd, "create", name)
+	}
+	if err != nil {
+		return nil, Attr{}, &os.PathError{Op: "create", Path: name, Err: err}
+	}
+	if err := own(fd, owner, mode, TypeReg); err != nil {
+		unix.Close(fd)
+		return nil, Attr{}, err
+	}
+	if exclusive {
+		va, vm := exclusiveTimes(verf)
+		ts := []unix.Timespec{{Sec: va}, {Sec: vm}}
+		if err := unix.UtimesNanoAt(fd, "", ts, unix.AT_EMPTY_PATH); err != nil {
+			unix.Close(fd)
+			return nil, Attr{}, &os.PathError{Op: "utimes", Path: name, Err: err}
+		}
+	}
+	return f.adopt(fd, "create", name)
+}
+
+// own chowns the new object fd to owner, then sets mode exactly (chown
+// clears set-id bits, so the mode comes second). Symlink modes are left.
+func own(fd int, owner Owner, mode uint32, t FileType) error {
+	if err := unix.Fchownat(fd, "", int(owner.UID), int(owner.GID), unix.AT_EMPTY_PATH); err != nil {
+		return &os.PathError{Op: "chown", Path: "", Err: err}
+	}
+	if t == TypeLnk {
+		return nil
+	}
+	return chmodFD(fd, mode)
+}
+
+// made opens the object just created as name in de (never following a
+// symlink), checks its type, and gives it to owner.
+func (f *OSFS) made(de *fdEntry, op, name string, t FileType, mode uint32, owner Owner) (Handle, Attr, error) {
+	fd, err := unix.Openat(de.fd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, Attr{}, &os.PathError{Op: op, Path: name, Err: err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || modeType(st.Mode) != t {
+		unix.Close(fd)
+		return nil, Attr{}, pathErr(op, name, unix.EEXIST) // replaced under us
+	}
+	if err := own(fd, owner, mode, t); err != nil {
+		unix.Close(fd)
+		return nil, Attr{}, err
+	}
+	return f.adopt(fd, op, name)
+}
+
+// Mkdir makes a directory owned by owner with exactly mode.
+func (f *OSFS) Mkdir(dir Handle, name string, mode uint32, owner Owner) (Handle, Attr, error) {
+	de, err := f.dirEntry(dir, "mkdir", name)
+	if err != nil {
+		return nil, Attr{}, err
+	}
+	defer f.cache.release(de)
+	if err := unix.Mkdirat(de.fd, name, 0o700); err != nil {
+		return nil, Attr{}, &os.PathError{Op: "mkdir", Path: name, Err: err}
+	}
+	return f.made(de, "mkdir", name, TypeDir, mode, owner)
+}
+
+// Symlink makes a symbolic link owned by owner; mode is ignored (Linux
+// symlinks are always 0777).
+func (f *OSFS) Symlink(dir Handle, name, target string, mode uint32, owner Owner) (Handle, Attr, error) {
+	de, err := f.dirEntry(dir, "symlink", name)
+	if err != nil {
+		return nil, Attr{}, err
+	}
+	defer f.cache.release(de)
+	if err := unix.Symlinkat(target, de.fd, name); err != nil {
+		return nil, Attr{}, &os.PathError{Op: "symlink", Path: name, Err: err}
+	}
+	return f.made(de, "symlink", name, TypeLnk, mode, owner)
+}
+
+// Mknod makes a FIFO, socket, or character or block device; EINVAL for
+// other types.
+func (f *OSFS) Mknod(dir Handle, name string, typ FileType, mode uint32, major, minor uint32, owner Owner) (Handle, Attr, error) {
+	var kind uint32
+	dev := 0
+	switch typ {
+	case TypeFIFO:
+		kind = unix.S_IFIFO
+	case TypeSock:
+		kind = unix.S_IFSOCK
+	case TypeChr:
+		kind, dev = unix.S_IFCHR, int(unix.Mkdev(major, minor))
+	case TypeBlk:
+		kind, dev = unix.S_IFBLK, int(unix.Mkdev(major, minor))
+	default:
+		return nil, Attr{}, pathErr("mknod", name, unix.EINVAL)
+	}
+	de, err := f.dirEntry(dir, "mknod", name)
+	if err != nil {
+		return nil, Attr{}, err
+	}
+	defer f.cache.release(de)
+	if err := unix.Mknodat(de.fd, name, kind|0o600, dev); err != nil {
+		return nil, Attr{}, &os.PathError{Op: "mknod", Path: name, Err: err}
+	}
+	return f.made(de, "mknod", name, typ, mode, owner)
+}
+
+// victim lstats name in de; ok is false when it does not exist.
+func victim(de *fdEntry, name string) (unix.Stat_t, bool) {
+	var st unix.Stat_t
+	err := unix.Fstatat(de.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	return st, err == nil
+}
+
+// Remove unlinks a non-directory (EISDIR for a directory).
+func (f *OSFS) Remove(dir Handle, name string) error {
+	de, err := f.dirEntry(dir, "remove", name)
+	if err != nil {
+		return err
+	}
+	defer f.cache.release(de)
+	st, ok := victim(de, name)
+	if ok && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		return pathErr("remove", name, unix.EISDIR)
+	}
+	if err := unix.Unlinkat(de.fd, name, 0); err != nil {
+		return &os.PathError{Op: "remove", Path: name, Err: err}
+	}
+	if ok && st.Nlink <= 1 {
+		f.cache.dropIno(st.Ino)
+	}
+	return nil
+}
+
+// Rmdir removes an empty directory.
+func (f *OSFS) Rmdir(dir Handle, name string) error {
+	de, err := f.dirEntry(dir, "rmdir", name)
+	if err != nil {
+		return err
+	}
+	defer f.cache.release(de)
+	st, ok := victim(de, name)
+	if err := unix.Unlinkat(de.fd, name, unix.AT_REMOVEDIR); err != nil {
+		return &os.PathError{Op: "rmdir", Path: name, Err: err}
+	}
+	if ok {
+		f.cache.dropIno(st.Ino)
+	}
+	return nil
+}
+
+// Rename is renameat(2) between two directories of the export.
+func (f *OSFS) Rename(fromDir Handle, fromName string, toDir Handle, toName string) error {
+	fe, err := f.dirEntry(fromDir, "rename", fromName)
+	if err != nil {
+		return err
+	}
+	defer f.cache.release(fe)
+	te, err := f.dirEntry(toDir, "rename", toName)
+	if err != nil {
+		return err
+	}
+	defer f.cache.release(te)
+	src, _ := victim(fe, fromName)
+	dst, replaced := victim(te, toName)
+	if err := unix.Renameat(fe.fd, fromName, te.fd, toName); err != nil {
+		return &os.LinkError{Op: "rename", Old: fromName, New: toName, Err: err}
+	}
+	if replaced && dst.Ino != src.Ino && (dst.Nlink <= 1 || dst.Mode&unix.S_IFMT == unix.S_IFDIR) {
+		f.cache.dropIno(dst.Ino)
+	}
+	return nil
+}
+
+// Link makes name in dir a hard link to h (EPERM for a directory).
+func (f *OSFS) Link(h Handle, dir Handle, name string) error {
+	de, err := f.dirEntry(dir, "link", name)
+	if err != nil {
+		return err
+	}
+	defer f.cache.release(de)
+	e, err := f.acquire(h)
+	if err != nil {
+		return err
+	}
+	defer f.cache.release(e)
+	if err := unix.Linkat(e.fd, "", de.fd, name, unix.AT_EMPTY_PATH); err != nil {
+		if err == unix.ENOENT {
+			var st unix.Stat_t
+			if f.stat(e, &st) == ErrStale {
+				return ErrStale
+			}
+		}
+		return &os.LinkError{Op: "link", Old: "", New: name, Err: err}
+	}
+	return nil
+}
+
+// ReadDir lists dir with getdents64; see doc.go for the cookie scheme.
+func (f *OSFS) ReadDir(dir Handle, cookie uint64, max int) ([]DirEntry, bool, error) {
+	de, err := f.acquire(dir)
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.cache.release(de)
+	if de.typ != TypeDir {
+		return nil, false, pathErr("readdir", "", unix.ENOTDIR)
+	}
+	if max <= 0 {
+		return nil, false, pathErr("readdir", "", unix.EINVAL)
+	}
+	if cookie > math.MaxInt64 {
+		return nil, false, ErrBadCookie
+	}
+	fd, err := unix.Openat(de.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false, &os.PathError{Op: "readdir", Path: "", Err: err}
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := f.stat(de, &st); err != nil {
+		return nil, false, err
+	}
+	if cookie != 0 {
+		if _, err := unix.Seek(fd, int64(cookie), 0); err != nil {
+			if err == unix.EINVAL {
+				return nil, false, ErrBadCookie
+			}
+			return nil, false, &os.PathError{Op: "readdir", Path: "", Err: err}
+		}
+	}
+	bp := f.bufs.Get().(*[]byte)
+	defer f.bufs.Put(bp)
+	buf := *bp
+	var out []DirEntry
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err != nil {
+			return nil, false, &os.PathError{Op: "getdents", Path: "", Err: err}
+		}
+		if n == 0 {
+			return out, true, nil
+		}
+		for pos := 0; pos < n; {
+			// struct linux_dirent64: ino u64, off s64, reclen u16, type u8, name.
+			if n-pos < 19 {
+				return nil, false, pathErr("getdents", "", unix.EIO)
+			}
+			reclen := int(binary.NativeEndian.Uint16(buf[pos+16:]))
+			if reclen < 19 || pos+reclen > n {
+				return nil, false, pathErr("getdents", "", unix.EIO)
+			}
+			ino := binary.NativeEndian.Uint64(buf[pos:])
+			off := binary.NativeEndian.Uint64(buf[pos+8:])
+			nameb := buf[pos+19 : pos+reclen]
+			for i, c := range nameb {
+				if c == 0 {
+					nameb = nameb[:i]
+					break
+				}
+			}
+			pos += reclen
+			name := string(nameb)
+			if name == ".." && de.ino == f.rootIno {
+				ino = f.rootIno
+			}
+			out = append(out, DirEntry{Name: name, FileID: ino, Cookie: off})
+			if len(out) == max {
+				if pos < n {
+					return out, false, nil
+				}
+				m, err := unix.Getdents(fd, buf)
+				if err != nil {
+					return nil, false, &os.PathError{Op: "getdents", Path: "", Err: err}
+				}
+				return out, m == 0, nil
+			}
+		}
+	}
+}
+
+// FSStat reports the filesystem's statfs figures.
+func (f *OSFS) FSStat() (FSStat, error) {
+	if f.closed.Load() {
+		return FSStat{}, fs.ErrClosed
+	}
+	var s unix.Statfs_t
+	if err := unix.Fstatfs(f.rootFD, &s); err != nil {
+		return FSStat{}, &os.PathError{Op: "statfs", Path: "", Err: err}
+	}
+	bs := uint64(s.Bsize)
+	return FSStat{
+		TotalBytes: s.Blocks * bs,
+		FreeBytes:  s.Bfree * bs,
+		AvailBytes: s.Bavail * bs,
+		TotalFiles: s.Files,
+		FreeFiles:  s.Ffree,
+		AvailFiles: s.Ffree,
+	}, nil
+}
+
+// OpenFiles reports the descriptors the OSFS holds (cache and root).
+func (f *OSFS) OpenFiles() int { return int(f.cache.open.Load()) }
+
+// Close closes every cached descriptor and the root. Calls still running
+// finish with their descriptors, closed when they return; later calls fail
+// with fs.ErrClosed. Close is idempotent.
+func (f *OSFS) Close() error {
+	if f.closed.Swap(true) {
+		return nil
+	}
+	f.cache.closeAll()
+	return nil
+}
