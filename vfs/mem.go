@@ -1,0 +1,1095 @@
+package vfs
+
+import (
+	"container/list"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-billy/v5/memfs"
+	"go.uber.org/zap"
+)
+
+// Ownership: the MemFS owns the billy files it opens (a bounded LRU of
+// open files, closed on eviction, on removal of their node and by Close)
+// and its side table. All state, and every call into the billy
+// filesystem, is under one mutex: billy filesystems (memfs in
+// particular) are not safe for concurrent use. Handles returned are fresh
+// slices owned by the caller.
+
+// MemOptions configures NewMem and New.
+type MemOptions struct {
+	// Logger receives boundary events. Nil means no logging.
+	Logger *zap.Logger
+	// Owner owns the root and every object found in the billy filesystem
+	// that was not created through this FS.
+	Owner Owner
+	// RootMode is the root's permission bits; zero means 0755. Objects
+	// found in the billy filesystem get the permission bits billy reports.
+	RootMode uint32
+	// MaxOpenFiles bounds the cache of open billy files; zero means 1024.
+	MaxOpenFiles int
+}
+
+// Memory handle layout: "M", three zero bytes, the instance salt
+// (big-endian uint32), the node id (big-endian uint64).
+const (
+	memHandleLen   = 16
+	memHandleMagic = 'M'
+	memFirstCookie = 3 // cookies 1 and 2 are "." and ".."
+	memDirSize     = 4096
+)
+
+// MemFS is the FS over any billy.Filesystem, with a side table for what
+// billy cannot hold: node identity, ownership, times, special files and
+// readdir cookies. See doc.go.
+type MemFS struct {
+	log     *zap.Logger
+	bfs     billy.Filesystem
+	owner   Owner
+	salt    uint32
+	maxOpen int
+
+	mu     sync.Mutex
+	closed bool
+	nextID uint64
+	byID   map[uint64]*memNode
+	byPath map[string]*memNode
+	root   *memNode
+	files  map[uint64]*list.Element // of *memFile
+	lru    list.List
+}
+
+// memNode is one object of the side table.
+type memNode struct {
+	id                  uint64
+	path                string // billy path relative to the root, "" for the root
+	gone                bool
+	typ                 FileType
+	mode, uid, gid      uint32
+	major, minor        uint32
+	atime, mtime, ctime time.Time
+	// Directories: the per-directory insertion sequence that makes
+	// ReadDir cookies.
+	nextSeq uint64
+	seqs    map[string]uint64
+}
+
+type memFile struct {
+	id uint64
+	f  billy.File
+}
+
+// NewMem returns an empty in-memory FS (a go-billy memfs).
+func NewMem(opts MemOptions) *MemFS { return newMemFS(memfs.New(), opts) }
+
+// New exports billy filesystem bfs, whose root must be a directory.
+// Objects already in bfs get nodes on first sight, owned by opts.Owner.
+func New(bfs billy.Filesystem, opts MemOptions) (*MemFS, error) {
+	fi, err := bfs.Lstat(".")
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return nil, &os.PathError{Op: "new", Path: ".", Err: syscall.ENOTDIR}
+	}
+	return newMemFS(bfs, opts), nil
+}
+
+func newMemFS(bfs billy.Filesystem, opts MemOptions) *MemFS {
+	log := opts.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	var s [4]byte
+	rand.Read(s[:])
+	m := &MemFS{
+		log:     log,
+		bfs:     bfs,
+		owner:   opts.Owner,
+		salt:    binary.BigEndian.Uint32(s[:]),
+		maxOpen: opts.MaxOpenFiles,
+		byID:    make(map[uint64]*memNode),
+		byPath:  make(map[string]*memNode),
+		files:   make(map[uint64]*list.Element),
+	}
+	if m.maxOpen <= 0 {
+		m.maxOpen = 1024
+	}
+	mode := opts.RootMode
+	if mode == 0 {
+		mode = 0o755
+	}
+	m.root = m.newNode("", TypeDir, mode, opts.Owner, time.Now())
+	return m
+}
+
+func (m *MemFS) newNode(p string, t FileType, mode uint32, o Owner, now time.Time) *memNode {
+	m.nextID++
+	n := &memNode{id: m.nextID, path: p, typ: t, mode: mode & 0o7777, uid: o.UID, gid: o.GID,
+		atime: now, mtime: now, ctime: now}
+	if t == TypeDir {
+		n.nextSeq = memFirstCookie
+		n.seqs = make(map[string]uint64)
+	}
+	m.byID[n.id] = n
+	m.byPath[p] = n
+	return n
+}
+
+func (m *MemFS) handle(n *memNode) Handle {
+	h := make(Handle, memHandleLen)
+	h[0] = memHandleMagic
+	binary.BigEndian.PutUint32(h[4:8], m.salt)
+	binary.BigEndian.PutUint64(h[8:16], n.id)
+	return h
+}
+
+func bpath(p string) string {
+	if p == "" {
+		return "."
+	}
+	return p
+}
+
+func join(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
+}
+
+// billyType maps what billy reports to a file type.
+func billyType(fi os.FileInfo) FileType {
+	switch {
+	case fi.IsDir():
+		return TypeDir
+	case fi.Mode()&os.ModeSymlink != 0:
+		return TypeLnk
+	}
+	return TypeReg
+}
+
+// at returns the node for path p that billy reports as fi, making one on
+// first sight (or when billy's object changed kind under it).
+func (m *MemFS) at(p string, fi os.FileInfo) *memNode {
+	n := m.byPath[p]
+	bt := billyType(fi)
+	if n != nil && (n.typ == bt || (bt == TypeReg && n.typ != TypeDir && n.typ != TypeLnk)) {
+		return n
+	}
+	if n != nil {
+		m.forget(n)
+	}
+	mode := uint32(fi.Mode().Perm())
+	if bt == TypeLnk {
+		mode = 0o777
+	}
+	return m.newNode(p, bt, mode, m.owner, time.Now())
+}
+
+// forget marks n gone and drops its path and open file.
+func (m *MemFS) forget(n *memNode) {
+	n.gone = true
+	if m.byPath[n.path] == n {
+		delete(m.byPath, n.path)
+	}
+	m.closeFile(n.id)
+}
+
+// resolve maps h to a live node. Called with m.mu held.
+func (m *MemFS) resolve(h Handle) (*memNode, error) {
+	if m.closed {
+		return nil, fs.ErrClosed
+	}
+	if len(h) != memHandleLen || h[0] != memHandleMagic || h[1]|h[2]|h[3] != 0 {
+		return nil, ErrBadHandle
+	}
+	if binary.BigEndian.Uint32(h[4:8]) != m.salt {
+		return nil, ErrStale
+	}
+	n := m.byID[binary.BigEndian.Uint64(h[8:16])]
+	if n == nil || n.gone {
+		return nil, ErrStale
+	}
+	if n == m.root {
+		return n, nil
+	}
+	fi, err := m.bfs.Lstat(n.path)
+	if err != nil || m.at(n.path, fi) != n {
+		if err == nil || errors.Is(err, fs.ErrNotExist) {
+			m.forget(n)
+			return nil, ErrStale
+		}
+		return nil, err
+	}
+	return n, nil
+}
+
+// resolveDir resolves a directory handle and validates name.
+func (m *MemFS) resolveDir(dir Handle, op, name string) (*memNode, error) {
+	if err := checkName(op, name); err != nil {
+		return nil, err
+	}
+	d, err := m.resolve(dir)
+	if err != nil {
+		return nil, err
+	}
+	if d.typ != TypeDir {
+		return nil, pathErr(op, name, syscall.ENOTDIR)
+	}
+	return d, nil
+}
+
+// child returns the node of name in d, or nil (and no error) when billy
+// has no such name.
+func (m *MemFS) child(d *memNode, name string) (*memNode, error) {
+	p := join(d.path, name)
+	fi, err := m.bfs.Lstat(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return m.at(p, fi), nil
+}
+
+// billyErr gives an error billy returned an errno: its own if it has
+// one, the one matching an io/fs sentinel, else EIO (keeping the text).
+func billyErr(op, name string, err error) error {
+	var e syscall.Errno
+	if errors.As(err, &e) {
+		return err
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return pathErr(op, name, syscall.ENOENT)
+	case errors.Is(err, fs.ErrExist):
+		return pathErr(op, name, syscall.EEXIST)
+	case errors.Is(err, fs.ErrPermission):
+		return pathErr(op, name, syscall.EACCES)
+	}
+	return &os.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: %v", syscall.EIO, err)}
+}
+
+func (m *MemFS) attr(n *memNode) (Attr, error) {
+	a := Attr{
+		Type: n.typ, Mode: n.mode, Nlink: 1, UID: n.uid, GID: n.gid,
+		FileID: n.id, Atime: n.atime, Mtime: n.mtime, Ctime: n.ctime,
+	}
+	switch n.typ {
+	case TypeDir:
+		fis, err := m.bfs.ReadDir(bpath(n.path))
+		if err != nil {
+			return Attr{}, billyErr("stat", n.path, err)
+		}
+		a.Nlink = 2
+		for _, fi := range fis {
+			if fi.IsDir() {
+				a.Nlink++
+			}
+		}
+		a.Size = memDirSize
+	case TypeReg, TypeLnk:
+		fi, err := m.bfs.Lstat(n.path)
+		if err != nil {
+			return Attr{}, billyErr("stat", n.path, err)
+		}
+		a.Size = uint64(fi.Size())
+	case TypeChr, TypeBlk:
+		a.Major, a.Minor = n.major, n.minor
+	}
+	a.Used = (a.Size + 4095) &^ 4095
+	return a, nil
+}
+
+// file returns n's open billy file, opening it on first use.
+func (m *MemFS) file(n *memNode) (billy.File, error) {
+	if el := m.files[n.id]; el != nil {
+		m.lru.MoveToFront(el)
+		return el.Value.(*memFile).f, nil
+	}
+	f, err := m.bfs.OpenFile(n.path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, billyErr("open", n.path, err)
+	}
+	m.cacheFile(n.id, f)
+	return f, nil
+}
+
+func (m *MemFS) cacheFile(id uint64, f billy.File) {
+	m.files[id] = m.lru.PushFront(&memFile{id: id, f: f})
+	for m.lru.Len() > m.maxOpen {
+		m.closeFile(m.lru.Back().Value.(*memFile).id)
+	}
+}
+
+func (m *MemFS) closeFile(id uint64) {
+	el := m.files[id]
+	if el == nil {
+		return
+	}
+	mf := el.Value.(*memFile)
+	m.lru.Remove(el)
+	delete(m.files, id)
+	if err := mf.f.Close(); err != nil {
+		m.log.Warn("closing cached file", zap.Error(err))
+	}
+}
+
+func touch(n *memNode, now time.Time) { n.mtime, n.ctime = now, now }
+
+// enter records a new name in directory d for the cookie sequence.
+func enter(d *memNode, name string, now time.Time) {
+	d.seqs[name] = d.nextSeq
+	d.nextSeq++
+	touch(d, now)
+}
+
+func leave(d *memNode, name string, now time.Time) {
+	delete(d.seqs, name)
+	touch(d, now)
+}
+
+// Root returns the export root's handle.
+func (m *MemFS) Root() Handle { return m.handle(m.root) }
+
+// GetAttr returns the attributes of h.
+func (m *MemFS) GetAttr(h Handle) (Attr, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, err := m.resolve(h)
+	if err != nil {
+		return Attr{}, err
+	}
+	return m.attr(n)
+}
+
+// SetAttr changes attributes in the order the OS backend does: owner
+// (clearing set-id bits of a regular file, as Linux), mode (ignored on
+// symlinks), size, times.
+func (m *MemFS) SetAttr(h Handle, s SetAttr) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, err := m.resolve(h)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	if s.Size != nil {
+		if err := regular(n.typ, "truncate"); err != nil {
+			return err
+		}
+		if *s.Size > math.MaxInt64 {
+			return pathErr("truncate", "", syscall.EFBIG)
+		}
+	}
+	if s.UID != nil || s.GID != nil {
+		if s.UID != nil {
+			n.uid = *s.UID
+		}
+		if s.GID != nil {
+			n.gid = *s.GID
+		}
+		if n.typ == TypeReg {
+			n.mode &^= 0o4000
+			if n.mode&0o010 != 0 {
+				n.mode &^= 0o2000
+			}
+		}
+		n.ctime = now
+	}
+	if s.Mode != nil && n.typ != TypeLnk {
+		n.mode = *s.Mode & 0o7777
+		n.ctime = now
+	}
+	if s.Size != nil {
+		f, err := m.file(n)
+		if err != nil {
+			return err
+		}
+		if err := f.Truncate(int64(*s.Size)); err != nil {
+			return billyErr("truncate", n.path, err)
+		}
+		touch(n, now)
+	}
+	if s.Atime != nil {
+		n.atime, n.ctime = *s.Atime, now
+	}
+	if s.Mtime != nil {
+		n.mtime, n.ctime = *s.Mtime, now
+	}
+	return nil
+}
+
+// Lookup finds name in dir.
+func (m *MemFS) Lookup(dir Handle, name string) (Handle, Attr, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d, err := m.resolve(dir)
+	if err != nil {
+		return nil, Attr{}, err
+	}
+	if d.typ != TypeDir {
+		return nil, Attr{}, pathErr("lookup", name, syscall.ENOTDIR)
+	}
+	var n *memNode
+	switch name {
+	case ".":
+		n = d
+	case "..":
+		n, err = m.parent(d)
+	default:
+		if err := checkName("lookup", name); err != nil {
+			return nil, Attr{}, err
+		}
+		n, err = m.child(d, name)
+		if err == nil && n == nil {
+			err = pathErr("lookup", name, syscall.ENOENT)
+		}
+	}
+	if err != nil {
+		return nil, Attr{}, err
+	}
+	a, err := m.attr(n)
+	if err != nil {
+		return nil, Attr{}, err
+	}
+	return m.handle(n), a, nil
+}
+
+// parent returns d's parent directory (the root's is the root).
+func (m *MemFS) parent(d *memNode) (*memNode, error) {
+	if d == m.root {
+		return d, nil
+	}
+	p := path.Dir(d.path)
+	if p == "." {
+		return m.root, nil
+	}
+	fi, err := m.bfs.Lstat(p)
+	if err != nil {
+		return nil, billyErr("lookup", "..", err)
+	}
+	return m.at(p, fi), nil
+}
+
+// ReadLink returns a symbolic link's target; EINVAL for other objects.
+func (m *MemFS) ReadLink(h Handle) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, err := m.resolve(h)
+	if err != nil {
+		return "", err
+	}
+	if n.typ != TypeLnk {
+		return "", pathErr("readlink", "", syscall.EINVAL)
+	}
+	t, err := m.bfs.Readlink(n.path)
+	if err != nil {
+		return "", billyErr("readlink", n.path, err)
+	}
+	return t, nil
+}
+
+// ReadAt reads from the cached open billy file. Access times are not
+// updated (as a noatime mount).
+func (m *MemFS) ReadAt(h Handle, p []byte, off int64) (int, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, err := m.resolve(h)
+	if err != nil {
+		return 0, false, err
+	}
+	if err := regular(n.typ, "read"); err != nil {
+		return 0, false, err
+	}
+	if off < 0 {
+		return 0, false, pathErr("read", "", syscall.EINVAL)
+	}
+	f, err := m.file(n)
+	if err != nil {
+		return 0, false, err
+	}
+	size, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return 0, false, billyErr("read", n.path, err)
+	}
+	if off >= size || len(p) == 0 {
+		return 0, off >= size, nil
+	}
+	c, err := f.ReadAt(p, off)
+	if err != nil && err != io.EOF {
+		return c, false, billyErr("read", n.path, err)
+	}
+	return c, c < len(p) || off+int64(c) >= size, nil
+}
+
+// WriteAt writes through the cached open billy file; sync calls the
+// file's Sync method when it has one.
+func (m *MemFS) WriteAt(h Handle, p []byte, off int64, sync bool) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, err := m.resolve(h)
+	if err != nil {
+		return 0, err
+	}
+	if err := regular(n.typ, "write"); err != nil {
+		return 0, err
+	}
+	if off < 0 {
+		return 0, pathErr("write", "", syscall.EINVAL)
+	}
+	if off > math.MaxInt64-int64(len(p)) || off+int64(len(p)) > math.MaxInt32 {
+		// memfs keeps a file in one slice indexed by int.
+		return 0, pathErr("write", "", syscall.EFBIG)
+	}
+	f, err := m.file(n)
+	if err != nil {
+		return 0, err
+	}
+	var c int
+	if w, ok := f.(io.WriterAt); ok {
+		c, err = w.WriteAt(p, off)
+	} else if _, err = f.Seek(off, io.SeekStart); err == nil {
+		c, err = f.Write(p)
+	}
+	if c > 0 {
+		touch(n, time.Now())
+	}
+	if err != nil {
+		return c, billyErr("write", n.path, err)
+	}
+	if sync {
+		return c, syncFile(f)
+	}
+	return c, nil
+}
+
+func syncFile(f billy.File) error {
+	if s, ok := f.(interface{ Sync() error }); ok {
+		if err := s.Sync(); err != nil {
+			return billyErr("fsync", f.Name(), err)
+		}
+	}
+	return nil
+}
+
+// Commit syncs the file when billy's file has a Sync method.
+func (m *MemFS) Commit(h Handle) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, err := m.resolve(h)
+	if err != nil {
+		return err
+	}
+	if n.typ != TypeReg {
+		return nil
+	}
+	f, err := m.file(n)
+	if err != nil {
+		return err
+	}
+	return syncFile(f)
+}
+
+// Create makes a regular file; see FS.Create. The verifier of an
+// EXCLUSIVE create is kept in the times, as the OS backend does.
+func (m *MemFS) Create(dir Handle, name string, mode uint32, owner Owner, guarded, exclusive bool, verf [8]byte) (Handle, Attr, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d, err := m.resolveDir(dir, "create", name)
+	if err != nil {
+		return nil, Attr{}, err
+	}
+	n, err := m.child(d, name)
+	if err != nil {
+		return nil, Attr{}, err
+	}
+	if n != nil {
+		a, err := m.attr(n)
+		if err != nil {
+			return nil, Attr{}, err
+		}
+		switch {
+		case exclusive:
+			va, vm := exclusiveTimes(verf)
+			if n.typ != TypeReg || n.atime.Unix() != va || n.mtime.Unix() != vm || a.Size != 0 {
+				return nil, Attr{}, ErrExclusiveMismatch
+			}
+		case guarded || n.typ != TypeReg:
+			return nil, Attr{}, pathErr("create", name, syscall.EEXIST)
+		}
+		return m.handle(n), a, nil
+	}
+	p := join(d.path, name)
+	f, err := m.bfs.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, os.FileMode(mode&0o777))
+	if err != nil {
+		return nil, Attr{}, billyErr("create", name, err)
+	}
+	now := time.Now()
+	n = m.newNode(p, TypeReg, mode, owner, now)
+	if exclusive {
+		va, vm := exclusiveTimes(verf)
+		n.atime, n.mtime = time.Unix(va, 0), time.Unix(vm, 0)
+	}
+	m.cacheFile(n.id, f)
+	enter(d, name, now)
+	a, err := m.attr(n)
+	return m.handle(n), a, err
+}
+
+// made finishes a creation: node, cookie sequence, attributes.
+func (m *MemFS) made(d *memNode, name string, t FileType, mode uint32, owner Owner) (Handle, Attr, error) {
+	now := time.Now()
+	n := m.newNode(join(d.path, name), t, mode, owner, now)
+	enter(d, name, now)
+	a, err := m.attr(n)
+	if err != nil {
+		return nil, Attr{}, err
+	}
+	return m.handle(n), a, nil
+}
+
+// free checks that name does not exist in d.
+func (m *MemFS) free(d *memNode, op, name string) error {
+	n, err := m.child(d, name)
+	if err != nil {
+		return err
+	}
+	if n != nil {
+		return pathErr(op, name, syscall.EEXIST)
+	}
+	return nil
+}
+
+// Mkdir makes a directory.
+func (m *MemFS) Mkdir(dir Handle, name string, mode uint32, owner Owner) (Handle, Attr, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d, err := m.resolveDir(dir, "mkdir", name)
+	if err != nil {
+		return nil, Attr{}, err
+	}
+	if err := m.free(d, "mkdir", name); err != nil {
+		return nil, Attr{}, err
+	}
+	if err := m.bfs.MkdirAll(join(d.path, name), os.FileMode(mode&0o777)); err != nil {
+		return nil, Attr{}, billyErr("mkdir", name, err)
+	}
+	return m.made(d, name, TypeDir, mode, owner)
+}
+
+// Symlink makes a symbolic link; mode is ignored (0777, as Linux).
+func (m *MemFS) Symlink(dir Handle, name, target string, mode uint32, owner Owner) (Handle, Attr, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d, err := m.resolveDir(dir, "symlink", name)
+	if err != nil {
+		return nil, Attr{}, err
+	}
+	switch {
+	case target == "":
+		return nil, Attr{}, pathErr("symlink", name, syscall.ENOENT)
+	case strings.IndexByte(target, 0) >= 0:
+		return nil, Attr{}, pathErr("symlink", name, syscall.EINVAL)
+	case len(target) >= 4096:
+		return nil, Attr{}, pathErr("symlink", name, syscall.ENAMETOOLONG)
+	}
+	if err := m.free(d, "symlink", name); err != nil {
+		return nil, Attr{}, err
+	}
+	if err := m.bfs.Symlink(target, join(d.path, name)); err != nil {
+		return nil, Attr{}, billyErr("symlink", name, err)
+	}
+	return m.made(d, name, TypeLnk, 0o777, owner)
+}
+
+// Mknod makes a FIFO, socket or device node: an empty billy file whose
+// kind lives in the side table (and is lost with it). EINVAL for other
+// types.
+func (m *MemFS) Mknod(dir Handle, name string, typ FileType, mode uint32, major, minor uint32, owner Owner) (Handle, Attr, error) {
+	switch typ {
+	case TypeFIFO, TypeSock, TypeChr, TypeBlk:
+	default:
+		return nil, Attr{}, pathErr("mknod", name, syscall.EINVAL)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d, err := m.resolveDir(dir, "mknod", name)
+	if err != nil {
+		return nil, Attr{}, err
+	}
+	if err := m.free(d, "mknod", name); err != nil {
+		return nil, Attr{}, err
+	}
+	f, err := m.bfs.OpenFile(join(d.path, name), os.O_RDWR|os.O_CREATE|os.O_EXCL, os.FileMode(mode&0o777))
+	if err != nil {
+		return nil, Attr{}, billyErr("mknod", name, err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, Attr{}, billyErr("mknod", name, err)
+	}
+	h, a, err := m.made(d, name, typ, mode, owner)
+	if err == nil && (typ == TypeChr || typ == TypeBlk) {
+		n := m.byPath[join(d.path, name)]
+		n.major, n.minor = major, minor
+		a.Major, a.Minor = major, minor
+	}
+	return h, a, err
+}
+
+// Remove unlinks a non-directory.
+func (m *MemFS) Remove(dir Handle, name string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d, err := m.resolveDir(dir, "remove", name)
+	if err != nil {
+		return err
+	}
+	n, err := m.child(d, name)
+	if err != nil {
+		return err
+	}
+	if n == nil {
+		return pathErr("remove", name, syscall.ENOENT)
+	}
+	if n.typ == TypeDir {
+		return pathErr("remove", name, syscall.EISDIR)
+	}
+	m.closeFile(n.id)
+	if err := m.bfs.Remove(n.path); err != nil {
+		return billyErr("remove", name, err)
+	}
+	m.forget(n)
+	leave(d, name, time.Now())
+	return nil
+}
+
+// empty reports whether directory n has no entries.
+func (m *MemFS) empty(n *memNode) (bool, error) {
+	fis, err := m.bfs.ReadDir(bpath(n.path))
+	if err != nil {
+		return false, billyErr("readdir", n.path, err)
+	}
+	return len(fis) == 0, nil
+}
+
+// Rmdir removes an empty directory.
+func (m *MemFS) Rmdir(dir Handle, name string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d, err := m.resolveDir(dir, "rmdir", name)
+	if err != nil {
+		return err
+	}
+	n, err := m.child(d, name)
+	if err != nil {
+		return err
+	}
+	if n == nil {
+		return pathErr("rmdir", name, syscall.ENOENT)
+	}
+	if n.typ != TypeDir {
+		return pathErr("rmdir", name, syscall.ENOTDIR)
+	}
+	if ok, err := m.empty(n); err != nil || !ok {
+		if err == nil {
+			err = pathErr("rmdir", name, syscall.ENOTEMPTY)
+		}
+		return err
+	}
+	if err := m.bfs.Remove(n.path); err != nil {
+		return billyErr("rmdir", name, err)
+	}
+	m.forget(n)
+	leave(d, name, time.Now())
+	return nil
+}
+
+// Rename moves fromName to toName with rename(2)'s rules: a directory
+// replaces only an empty directory (else ENOTDIR / ENOTEMPTY), a
+// non-directory only a non-directory (else EISDIR), and a directory
+// cannot move below itself (EINVAL).
+func (m *MemFS) Rename(fromDir Handle, fromName string, toDir Handle, toName string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	fd, err := m.resolveDir(fromDir, "rename", fromName)
+	if err != nil {
+		return err
+	}
+	td, err := m.resolveDir(toDir, "rename", toName)
+	if err != nil {
+		return err
+	}
+	src, err := m.child(fd, fromName)
+	if err != nil {
+		return err
+	}
+	if src == nil {
+		return &os.LinkError{Op: "rename", Old: fromName, New: toName, Err: syscall.ENOENT}
+	}
+	from, to := src.path, join(td.path, toName)
+	if from == to {
+		return nil
+	}
+	if src.typ == TypeDir && strings.HasPrefix(to, from+"/") {
+		return &os.LinkError{Op: "rename", Old: fromName, New: toName, Err: syscall.EINVAL}
+	}
+	dst, err := m.child(td, toName)
+	if err != nil {
+		return err
+	}
+	if dst != nil {
+		var e syscall.Errno
+		switch {
+		case src.typ == TypeDir && dst.typ != TypeDir:
+			e = syscall.ENOTDIR
+		case src.typ != TypeDir && dst.typ == TypeDir:
+			e = syscall.EISDIR
+		case dst.typ == TypeDir:
+			ok, err := m.empty(dst)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				e = syscall.ENOTEMPTY
+			}
+		}
+		if e != 0 {
+			return &os.LinkError{Op: "rename", Old: fromName, New: toName, Err: e}
+		}
+		m.closeFile(dst.id)
+		if err := m.bfs.Remove(to); err != nil {
+			return billyErr("rename", toName, err)
+		}
+		m.forget(dst)
+	}
+	// Open billy files keep working across a billy rename, but not
+	// across the copying fallback of billyRename: close them.
+	var moved []*memNode
+	for p, n := range m.byPath {
+		if p == from || strings.HasPrefix(p, from+"/") {
+			moved = append(moved, n)
+			m.closeFile(n.id)
+		}
+	}
+	if err := m.billyRename(from, to); err != nil {
+		return billyErr("rename", fromName, err)
+	}
+	for _, n := range moved {
+		if m.byPath[n.path] == n {
+			delete(m.byPath, n.path)
+		}
+	}
+	for _, n := range moved {
+		n.path = to + strings.TrimPrefix(n.path, from)
+		m.byPath[n.path] = n
+	}
+	now := time.Now()
+	leave(fd, fromName, now)
+	enter(td, toName, now)
+	src.ctime = now
+	return nil
+}
+
+// billyRename renames from to to in billy. go-billy v5 memfs moves every
+// path that merely starts with from (renaming "a" also moves, or deletes,
+// a sibling "ab"), so when a sibling's name has from's name as a prefix
+// the move is done by hand: directories recreated and their entries
+// moved one by one, files and links copied.
+func (m *MemFS) billyRename(from, to string) error {
+	dir, base := path.Split(from)
+	fis, err := m.bfs.ReadDir(bpath(strings.TrimSuffix(dir, "/")))
+	if err != nil {
+		return err
+	}
+	hazard := false
+	for _, fi := range fis {
+		if fi.Name() != base && strings.HasPrefix(fi.Name(), base) {
+			hazard = true
+		}
+	}
+	if !hazard {
+		return m.bfs.Rename(from, to)
+	}
+	fi, err := m.bfs.Lstat(from)
+	if err != nil {
+		return err
+	}
+	switch {
+	case fi.IsDir():
+		if err := m.bfs.MkdirAll(to, fi.Mode().Perm()); err != nil {
+			return err
+		}
+		kids, err := m.bfs.ReadDir(from)
+		if err != nil {
+			return err
+		}
+		for _, k := range kids {
+			if err := m.billyRename(from+"/"+k.Name(), to+"/"+k.Name()); err != nil {
+				return err
+			}
+		}
+	case fi.Mode()&os.ModeSymlink != 0:
+		t, err := m.bfs.Readlink(from)
+		if err != nil {
+			return err
+		}
+		if err := m.bfs.Symlink(t, to); err != nil {
+			return err
+		}
+	default:
+		if err := m.copyFile(from, to, fi.Mode().Perm()); err != nil {
+			return err
+		}
+	}
+	return m.bfs.Remove(from)
+}
+
+func (m *MemFS) copyFile(from, to string, perm os.FileMode) error {
+	src, err := m.bfs.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := m.bfs.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		return err
+	}
+	return dst.Close()
+}
+
+// Link is not supported: billy has no hard links.
+func (m *MemFS) Link(h Handle, dir Handle, name string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, err := m.resolve(h); err != nil {
+		return err
+	}
+	if _, err := m.resolveDir(dir, "link", name); err != nil {
+		return err
+	}
+	return ErrNotSupported
+}
+
+// ReadDir lists dir in order of insertion; see doc.go for cookies.
+func (m *MemFS) ReadDir(dir Handle, cookie uint64, max int) ([]DirEntry, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d, err := m.resolve(dir)
+	if err != nil {
+		return nil, false, err
+	}
+	if d.typ != TypeDir {
+		return nil, false, pathErr("readdir", "", syscall.ENOTDIR)
+	}
+	if max <= 0 {
+		return nil, false, pathErr("readdir", "", syscall.EINVAL)
+	}
+	if cookie >= d.nextSeq {
+		return nil, false, ErrBadCookie
+	}
+	fis, err := m.bfs.ReadDir(bpath(d.path))
+	if err != nil {
+		return nil, false, billyErr("readdir", d.path, err)
+	}
+	// Reconcile the sequence with billy: names billy gained behind our
+	// back are appended (in name order), names it lost are dropped.
+	present := make(map[string]bool, len(fis))
+	for _, fi := range fis {
+		present[fi.Name()] = true
+		if _, ok := d.seqs[fi.Name()]; !ok {
+			d.seqs[fi.Name()] = d.nextSeq
+			d.nextSeq++
+		}
+	}
+	for name := range d.seqs {
+		if !present[name] {
+			delete(d.seqs, name)
+		}
+	}
+	par, err := m.parent(d)
+	if err != nil {
+		return nil, false, err
+	}
+	all := make([]DirEntry, 0, len(fis)+2)
+	all = append(all, DirEntry{Name: ".", FileID: d.id, Cookie: 1}, DirEntry{Name: "..", FileID: par.id, Cookie: 2})
+	byName := make(map[string]os.FileInfo, len(fis))
+	for _, fi := range fis {
+		byName[fi.Name()] = fi
+	}
+	var rest []DirEntry
+	for name, seq := range d.seqs {
+		if seq > cookie {
+			rest = append(rest, DirEntry{Name: name, Cookie: seq})
+		}
+	}
+	sort.Slice(rest, func(i, j int) bool { return rest[i].Cookie < rest[j].Cookie })
+	all = append(all, rest...)
+	var out []DirEntry
+	for i, e := range all {
+		if e.Cookie <= cookie {
+			continue
+		}
+		if len(out) == max {
+			return out, false, nil
+		}
+		if i >= 2 {
+			e.FileID = m.at(join(d.path, e.Name), byName[e.Name]).id
+		}
+		out = append(out, e)
+	}
+	return out, true, nil
+}
+
+// FSStat reports synthetic figures: billy has no statfs. Total and free
+// are 1 TiB and 2^32 files, minus one file per node the side table
+// knows; bytes used are not tracked.
+func (m *MemFS) FSStat() (FSStat, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return FSStat{}, fs.ErrClosed
+	}
+	const total, files = 1 << 40, 1 << 32
+	free := uint64(files - len(m.byPath))
+	return FSStat{TotalBytes: total, FreeBytes: total, AvailBytes: total,
+		TotalFiles: files, FreeFiles: free, AvailFiles: free}, nil
+}
+
+// OpenFiles reports the billy files held open by the cache.
+func (m *MemFS) OpenFiles() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.files)
+}
+
+// Close closes every cached billy file; later calls fail with
+// fs.ErrClosed. Close is idempotent.
+func (m *MemFS) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closed = true
+	for id := range m.files {
+		m.closeFile(id)
+	}
+	return nil
+}
