@@ -148,8 +148,8 @@ var fileModes = []struct {
 
 const fileData = "secret data"
 
-// TestPermissionsFiles: READ, WRITE, ACCESS and SETATTR (mode, uid) on
-// regular files of each mode, by each identity.
+// TestPermissionsFiles: READ, WRITE, ACCESS, COMMIT and SETATTR (size,
+// mode, uid) on regular files of each mode, by each identity.
 func TestPermissionsFiles(t *testing.T) {
 	e := newPermEnv(t)
 	ctx := testCtx(t)
@@ -214,6 +214,29 @@ func TestPermissionsFiles(t *testing.T) {
 					t.Errorf("ACCESS MODIFY %v but WRITE allowed %v", got, writeOK)
 				}
 
+				// COMMIT and SETATTR size (truncate) check write
+				// permission with the owner override, as WRITE.
+				_, err = c.Commit(ctx, fh, 0, 0)
+				if id.in(fm.write) {
+					if err != nil {
+						t.Errorf("COMMIT: %v", err)
+					}
+				} else {
+					wantStatus(t, "COMMIT", err, wire.ErrAcces)
+				}
+				_, err = c.Setattr(ctx, fh, wire.Sattr{Size: wire.SetUint64{Set: true, V: 3}}, nil)
+				fi, _ := os.Stat(path)
+				if id.in(fm.write) {
+					if err != nil || fi.Size() != 3 {
+						t.Errorf("SETATTR size: %v, size now %d", err, fi.Size())
+					}
+				} else {
+					wantStatus(t, "SETATTR size", err, wire.ErrAcces)
+					if fi.Size() != int64(len(fileData)) {
+						t.Errorf("refused SETATTR size changed the size to %d", fi.Size())
+					}
+				}
+
 				// SETATTR mode: owner or root only.
 				_, err = c.Setattr(ctx, fh, setMode(0o644), nil)
 				if id.in("OR") {
@@ -256,11 +279,14 @@ var dirModes = []struct {
 }{
 	{0o755, everyone, everyone, "OR"},
 	{0o700, "OR", "OR", "OR"},
+	// Search without read: LOOKUP of a known name, no listing.
+	{0o711, everyone, "OR", "OR"},
 	{0o1777, everyone, everyone, everyone},
 }
 
-// TestPermissionsDirs: LOOKUP (search permission), CREATE (write and
-// search permission) and ACCESS on directories of each mode.
+// TestPermissionsDirs: LOOKUP (search permission), READDIR and
+// READDIRPLUS (read permission), CREATE (write and search permission) and
+// ACCESS on directories of each mode.
 func TestPermissionsDirs(t *testing.T) {
 	e := newPermEnv(t)
 	ctx := testCtx(t)
@@ -280,6 +306,32 @@ func TestPermissionsDirs(t *testing.T) {
 					}
 				} else {
 					wantStatus(t, "LOOKUP", err, wire.ErrAcces)
+				}
+
+				// READDIR and READDIRPLUS need read permission: a
+				// refusal must not list the names.
+				ents, err := c.ReaddirAll(ctx, dfh, 4096)
+				readdirOK := err == nil
+				if id.in(dm.list) {
+					if err != nil || len(ents) == 0 {
+						t.Errorf("READDIR: %d entries, %v", len(ents), err)
+					}
+				} else {
+					wantStatus(t, "READDIR", err, wire.ErrAcces)
+					if len(ents) != 0 {
+						t.Errorf("refused READDIR listed %d entries", len(ents))
+					}
+				}
+				pents, err := c.ReaddirplusAll(ctx, dfh, 4096, 32768)
+				if id.in(dm.list) {
+					if err != nil || len(pents) == 0 {
+						t.Errorf("READDIRPLUS: %d entries, %v", len(pents), err)
+					}
+				} else {
+					wantStatus(t, "READDIRPLUS", err, wire.ErrAcces)
+					if len(pents) != 0 {
+						t.Errorf("refused READDIRPLUS listed %d entries", len(pents))
+					}
 				}
 
 				name := "new-" + id.name
@@ -313,6 +365,9 @@ func TestPermissionsDirs(t *testing.T) {
 				}
 				if ares.Access != want {
 					t.Errorf("ACCESS = %#x, want %#x", ares.Access, want)
+				}
+				if got := ares.Access&wire.AccessRead != 0; got != readdirOK {
+					t.Errorf("ACCESS READ %v but READDIR allowed %v", got, readdirOK)
 				}
 				if got := ares.Access&wire.AccessLookup != 0; got != lookupOK {
 					t.Errorf("ACCESS LOOKUP %v but LOOKUP allowed %v", got, lookupOK)
