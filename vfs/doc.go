@@ -56,7 +56,10 @@
 // memory pressure); such a file is accepted on the strength of the MAC,
 // which proves this export issued the handle. So a file moved out of the
 // export locally is stale while the dcache knows where it went, as with
-// knfsd's no_subtree_check. Filesystems that cannot make handles
+// knfsd's no_subtree_check. A file with hard links both inside and
+// outside the export may be named by the kernel through an outside link;
+// its handle is then stale until the inside name is looked up again (the
+// check prefers refusing to guessing). Filesystems that cannot make handles
 // (EOPNOTSUPP) are refused by NewOS.
 //
 // Memory handles are 16 bytes: 'M', three zero bytes, a random 32-bit
