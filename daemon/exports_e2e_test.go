@@ -230,6 +230,20 @@ func TestExportsMountAllowedRefused(t *testing.T) {
 	}
 }
 
+// TestExportsFirstRuleWins: rules are tried in file order, so a host
+// listed ro before a rw network rule covering it stays ro.
+func TestExportsFirstRuleWins(t *testing.T) {
+	dir := exportDir(t, 0o777)
+	d := startDaemon(t, fmt.Sprintf("%s %s(ro,insecure) 127.0.0.0/8(rw,insecure)\n", dir, clientA))
+	ctx := testCtx(t)
+	root, _ := mnt(t, dialFrom(t, d.MountAddr(), clientA, false), dir)
+	_, err := nfsAs(dialFrom(t, d.NFSAddr(), clientA, false), 1000, 1000).Create(ctx, root, "a", unchecked(0o644))
+	wantStatus(t, "CREATE by the host listed ro first", err, wire.ErrROFS)
+	if _, err := nfsAs(dialFrom(t, d.NFSAddr(), clientB, false), 1000, 1000).Create(ctx, root, "b", unchecked(0o644)); err != nil {
+		t.Errorf("CREATE by another host of the rw network: %v", err)
+	}
+}
+
 // TestExportsReadOnlyVsReadWrite: on one export, the ro client gets
 // NFS3ERR_ROFS on every change while the rw client succeeds.
 func TestExportsReadOnlyVsReadWrite(t *testing.T) {
@@ -512,6 +526,17 @@ func TestExportsReload(t *testing.T) {
 	_, err := c.Getattr(ctx, f)
 	wantStatus(t, "GETATTR after the client's rule was removed", err, wire.ErrAcces)
 	wantMountStat(t, mc, aDir, mount.StatAcces)
+
+	// A squash change applies to the next call: all_squash.
+	d.rewrite(t, fmt.Sprintf("%s %s(rw,insecure,all_squash,anonuid=1234,anongid=5678)\n", aDir, clientA))
+	if err := d.Reload(); err != nil {
+		t.Fatalf("Reload: %v", err)
+	}
+	if _, err := c.Create(ctx, aRoot, "squashed", unchecked(0o644)); err != nil {
+		t.Errorf("CREATE after switching to all_squash: %v", err)
+	} else if uid, gid := ownerOf(t, filepath.Join(aDir, "squashed")); uid != 1234 || gid != 5678 {
+		t.Errorf("CREATE after switching to all_squash: owner %d:%d, want 1234:5678", uid, gid)
+	}
 
 	// Everything back: the same handles work again on the same connection.
 	d.rewrite(t, rw)
