@@ -28,6 +28,7 @@ type exportEntry struct {
 	cfg     *exports.Export
 	nfs     nfs.Export
 	backend string
+	reused  bool // FS belongs to the previous set too: build must not close it
 }
 
 // exportState is the daemon's live export set and what it needs to open
@@ -64,25 +65,27 @@ func (st *exportState) build(t *exports.Table, prev *exportSet) (*exportSet, []*
 	for _, e := range t.Exports {
 		fsid, backend := fsidOf(e), backendOf(e)
 		if other, ok := set.byFSID[fsid]; ok {
-			closeEntries(set.byPath, reused)
+			closeEntries(set.byPath)
 			return nil, nil, fmt.Errorf("exports %s and %s have the same fsid %d", other.cfg.Path, e.Path, fsid)
 		}
 		var fs vfs.FS
+		fromPrev := false
 		if prev != nil {
 			if old, ok := prev.byPath[e.Path]; ok && old.backend == backend && old.nfs.FSID == fsid {
 				fs = old.nfs.FS
 				reused[old] = true
+				fromPrev = true
 			}
 		}
 		if fs == nil {
 			var err error
 			fs, err = st.open(e.Path, backend)
 			if err != nil {
-				closeEntries(set.byPath, reused)
+				closeEntries(set.byPath)
 				return nil, nil, fmt.Errorf("export %s: %w", e.Path, err)
 			}
 		}
-		ent := &exportEntry{cfg: e, backend: backend, nfs: nfs.Export{FSID: fsid, Path: e.Path, FS: fs, ReadOnly: allReadOnly(e)}}
+		ent := &exportEntry{cfg: e, backend: backend, reused: fromPrev, nfs: nfs.Export{FSID: fsid, Path: e.Path, FS: fs, ReadOnly: allReadOnly(e)}}
 		set.byFSID[fsid] = ent
 		set.byPath[e.Path] = ent
 	}
@@ -97,10 +100,11 @@ func (st *exportState) build(t *exports.Table, prev *exportSet) (*exportSet, []*
 	return set, unused, nil
 }
 
-// closeEntries closes the backends of a half-built set, except reused ones.
-func closeEntries(m map[string]*exportEntry, reused map[*exportEntry]bool) {
+// closeEntries closes the backends of a half-built set, except those
+// taken over from the previous set, which is still live.
+func closeEntries(m map[string]*exportEntry) {
 	for _, e := range m {
-		if !reused[e] {
+		if !e.reused {
 			e.nfs.FS.Close()
 		}
 	}
