@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/gonfsrdma/gonfsrdma/conformance"
+	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	"github.com/gonfsrdma/gonfsrdma/rpcrdma"
+	"github.com/gonfsrdma/gonfsrdma/verbs"
+)
+
+// conformanceCommand runs the conformance suite against a server:
+// flags -> conformance.Config -> conformance.Run.
+func conformanceCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "conformance",
+		Usage:     "run the NFSv3 / MOUNT / rpcbind / ONC RPC conformance suite against a server",
+		ArgsUsage: "SERVER:/EXPORT [FLAGS|CODES...]",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "transport", Value: "tcp", Usage: "NFS transport: tcp or rdma"},
+			&cli.IntFlag{Name: "port", Usage: "NFS port (default: ask rpcbind for tcp, 20049 for rdma)"},
+			&cli.IntFlag{Name: "mountport", Usage: "MOUNT port over TCP (default: ask rpcbind)"},
+			&cli.IntFlag{Name: "portmapport", Value: conformance.DefaultPortmapPort, Usage: "rpcbind port"},
+			&cli.BoolFlag{Name: "maketree", Usage: "remove and recreate the base tree " + conformance.BaseTree + " in the export"},
+			&cli.BoolFlag{Name: "showflags", Usage: "list the test flags and exit"},
+			&cli.BoolFlag{Name: "showcodes", Usage: "list the test codes and exit"},
+			&cli.StringFlag{Name: "json", Usage: "write the results as JSON to `FILE`"},
+			&cli.StringFlag{Name: "junit", Usage: "write the results as JUnit XML to `FILE`"},
+			&cli.UintFlag{Name: "uid", Value: uint(os.Geteuid()), Usage: "AUTH_SYS uid"},
+			&cli.UintFlag{Name: "gid", Value: uint(os.Getegid()), Usage: "AUTH_SYS gid"},
+		},
+		Action: func(c *cli.Context) error {
+			out := c.App.Writer
+			if c.Bool("showflags") {
+				conformance.ShowFlags(out)
+				return nil
+			}
+			if c.Bool("showcodes") {
+				conformance.ShowCodes(out)
+				return nil
+			}
+			if c.NArg() < 1 {
+				return errors.New("conformance: need SERVER:/EXPORT")
+			}
+			host, export, found := strings.Cut(c.Args().First(), ":")
+			if !found || host == "" || !strings.HasPrefix(export, "/") {
+				return fmt.Errorf("conformance: %q is not SERVER:/EXPORT", c.Args().First())
+			}
+			host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+			cfg := conformance.Config{
+				Server:      host,
+				Export:      export,
+				Transport:   c.String("transport"),
+				Port:        c.Int("port"),
+				MountPort:   c.Int("mountport"),
+				PortmapPort: c.Int("portmapport"),
+				MakeTree:    c.Bool("maketree"),
+				UID:         uint32(c.Uint("uid")),
+				GID:         uint32(c.Uint("gid")),
+				Select:      c.Args().Tail(),
+			}
+			if cfg.Transport == "rdma" {
+				p, err := verbs.NewRDMAProvider()
+				if err != nil {
+					return fmt.Errorf("conformance: RDMA: %w", err)
+				}
+				defer p.Close()
+				cfg.DialNFS = func(ctx context.Context, addr string) (oncrpc.Caller, error) {
+					return rpcrdma.Dial(ctx, p, addr, rpcrdma.ClientConfig{})
+				}
+			}
+			sum, err := conformance.Run(c.Context, cfg, out)
+			if err != nil {
+				return err
+			}
+			if err := writeReport(c.String("json"), &sum, conformance.WriteJSON); err != nil {
+				return err
+			}
+			if err := writeReport(c.String("junit"), &sum, conformance.WriteJUnit); err != nil {
+				return err
+			}
+			if sum.Failed > 0 {
+				return cli.Exit("", 1)
+			}
+			return nil
+		},
+	}
+}
+
+func writeReport(path string, s *conformance.Summary, write func(w io.Writer, s *conformance.Summary) error) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f, s); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
