@@ -1,0 +1,219 @@
+#!/usr/bin/env bash
+# bench-peers.sh: the same client (gonfsrdma bench over TCP) and workload
+# against gonfsrdma, go-nfs (willscott/go-nfs example/osnfs) and NFS-Ganesha
+# (FSAL VFS, NFSv3 only), one server at a time, in a private network and
+# mount namespace with only loopback. Repetitions interleave the servers;
+# the summary prints medians, ratios to gonfsrdma and server CPU cost.
+#
+# Environment: BENCH_SIZE (256MiB), BENCH_BLOCK (1MiB), BENCH_QD (4),
+# BENCH_RAND_QD (16), BENCH_RAND_TIME (5s), BENCH_FILES (2000),
+# BENCH_REPS (3), BENCH_SERVERS ("gonfsrdma go-nfs ganesha"),
+# BENCH_OUT (results directory; default a temp dir, printed at the end).
+# Needs root (unshare, apt-get). Nothing is installed into the repo.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SIZE=${BENCH_SIZE:-256MiB}
+BLOCK=${BENCH_BLOCK:-1MiB}
+QD=${BENCH_QD:-4}
+RAND_QD=${BENCH_RAND_QD:-16}
+RAND_TIME=${BENCH_RAND_TIME:-5s}
+FILES=${BENCH_FILES:-2000}
+REPS=${BENCH_REPS:-3}
+SERVERS=${BENCH_SERVERS:-"gonfsrdma go-nfs ganesha"}
+GO=${GO:-go}
+NFS_PORT=2049
+MOUNT_PORT=20048
+
+log() { echo "bench-peers: $*" >&2; }
+
+# ---------------------------------------------------------------- inner --
+# Runs inside `unshare -n -m`: no network but our loopback, /run private.
+if [ "${1:-}" = --inner ]; then
+	WORK=$2
+	OUT=$3
+	CLIENT=$WORK/client
+	mount -t tmpfs tmpfs /run
+	mkdir -p /run/ganesha /run/rpcbind
+	ip link set lo up
+
+	pids=()
+	cleanup_inner() {
+		for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+		wait 2>/dev/null || true
+	}
+	trap cleanup_inner EXIT
+
+	wait_port() { # port pid: wait until something listens on port
+		for _ in $(seq 1 200); do
+			if ! kill -0 "$2" 2>/dev/null; then return 1; fi
+			if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
+			sleep 0.1
+		done
+		return 1
+	}
+
+	ganesha_ok=no
+	if [[ " $SERVERS " == *" ganesha "* ]]; then
+		if [ -e "$WORK/no-ganesha.why" ] || ! command -v ganesha.nfsd >/dev/null; then
+			log "ganesha: not installed ($(cat "$WORK/no-ganesha.why" 2>/dev/null || echo 'ganesha.nfsd missing')); skipped"
+		else
+			rpcbind -w -f &
+			pids+=($!)
+			if wait_port 111 "$!"; then
+				ganesha_ok=yes
+			else
+				log "ganesha: rpcbind did not start; skipped"
+			fi
+		fi
+	fi
+
+	# start_server NAME EXPORT_DIR: starts it, sets SRV_PID.
+	start_server() {
+		local name=$1 exp=$2
+		case $name in
+		gonfsrdma)
+			"$WORK/gonfsrdma" serve --default-export "$exp" --listen "127.0.0.1:$NFS_PORT" \
+				--mount-listen "127.0.0.1:$MOUNT_PORT" --rdma-listen "" --no-portmap \
+				--state-dir "$WORK/state" --log-level warn >>"$OUT/gonfsrdma.log" 2>&1 &
+			SRV_PID=$!
+			M_PORT=$MOUNT_PORT
+			;;
+		go-nfs)
+			"$WORK/osnfs" "$exp" "$NFS_PORT" >>"$OUT/go-nfs.log" 2>&1 &
+			SRV_PID=$!
+			M_PORT=$NFS_PORT # one port for NFS and MOUNT
+			;;
+		ganesha)
+			sed "s#@EXPORT@#$exp#" "$WORK/ganesha.conf.in" >"$WORK/ganesha.conf"
+			ganesha.nfsd -F -f "$WORK/ganesha.conf" -L "$OUT/ganesha.log" -p /run/ganesha/ganesha.pid &
+			SRV_PID=$!
+			M_PORT=$MOUNT_PORT
+			;;
+		esac
+		pids+=("$SRV_PID")
+		wait_port "$NFS_PORT" "$SRV_PID" && wait_port "$M_PORT" "$SRV_PID"
+	}
+	stop_server() {
+		kill "$SRV_PID" 2>/dev/null || true
+		wait "$SRV_PID" 2>/dev/null || true
+		# The next server binds the same ports.
+		for _ in $(seq 1 100); do
+			(exec 3<>"/dev/tcp/127.0.0.1/$NFS_PORT") 2>/dev/null || break
+			sleep 0.1
+		done
+	}
+
+	for rep in $(seq 1 "$REPS"); do
+		for srv in $SERVERS; do
+			if [ "$srv" = ganesha ] && [ "$ganesha_ok" != yes ]; then continue; fi
+			exp=$WORK/export-$srv
+			rm -rf "$exp"
+			mkdir -p "$exp"
+			chmod 0777 "$exp" # every server sees uid 1000 creating files
+			if ! start_server "$srv" "$exp"; then
+				log "$srv: did not start; see $OUT/$srv.log"
+				if [ "$srv" = ganesha ]; then
+					ganesha_ok=no
+					tail -5 "$OUT/ganesha.log" >&2 || true
+				fi
+				stop_server
+				continue
+			fi
+			log "rep $rep/$REPS: $srv (pid $SRV_PID)"
+			if ! timeout 600 "$CLIENT" bench --port "$NFS_PORT" --mountport "$M_PORT" \
+				--size "$SIZE" --block "$BLOCK" --qd "$QD" --rand-qd "$RAND_QD" --rand-time "$RAND_TIME" \
+				--files "$FILES" --uid 1000 --gid 1000 --server-pid "$SRV_PID" \
+				--json "$OUT/$srv.$rep.json" "127.0.0.1:$exp" >"$OUT/$srv.$rep.txt" 2>"$OUT/$srv.$rep.err"; then
+				log "$srv rep $rep FAILED:"
+				tr '\r' '\n' <"$OUT/$srv.$rep.err" | tail -3 >&2
+				rm -f "$OUT/$srv.$rep.json"
+			else
+				cat "$OUT/$srv.$rep.txt" >&2
+			fi
+			stop_server
+		done
+	done
+	exit 0
+fi
+
+# ---------------------------------------------------------------- outer --
+if [ "$(id -u)" != 0 ]; then
+	echo "bench-peers: needs root (network namespaces, apt-get)" >&2
+	exit 1
+fi
+WORK=$(mktemp -d /tmp/bench-peers.XXXXXX)
+OUT=${BENCH_OUT:-$WORK/results}
+mkdir -p "$OUT" "$WORK/state"
+trap 'rm -rf "$WORK/export-"* "$WORK/gonfs"' EXIT
+start=$(date +%s)
+
+log "building gonfsrdma"
+(cd "$ROOT" && CGO_ENABLED=1 $GO build -o bin/gonfsrdma ./cmd/gonfsrdma)
+cp "$ROOT/bin/gonfsrdma" "$WORK/gonfsrdma"
+if "$WORK/gonfsrdma" bench --help >/dev/null 2>&1; then
+	cp "$WORK/gonfsrdma" "$WORK/client"
+else
+	# Until main.go registers the bench command: the same sources with it
+	# registered, through a build overlay (nothing in the tree changes).
+	log "bin/gonfsrdma has no bench command; building the client with it registered"
+	sed 's/^\(\t*\)serveCommand(),$/&\n\1benchCommand(),/' "$ROOT/cmd/gonfsrdma/main.go" >"$WORK/main.go"
+	printf '{"Replace":{"%s":"%s"}}\n' "$ROOT/cmd/gonfsrdma/main.go" "$WORK/main.go" >"$WORK/overlay.json"
+	(cd "$ROOT" && CGO_ENABLED=1 $GO build -overlay "$WORK/overlay.json" -o "$WORK/client" ./cmd/gonfsrdma)
+fi
+
+if [[ " $SERVERS " == *" go-nfs "* ]]; then
+	log "building go-nfs example/osnfs (temporary module in $WORK/gonfs)"
+	mkdir -p "$WORK/gonfs"
+	(cd "$WORK/gonfs" && $GO mod init tmp >/dev/null 2>&1 &&
+		$GO get github.com/willscott/go-nfs/example/osnfs@latest >/dev/null 2>&1 &&
+		$GO list -m github.com/willscott/go-nfs >"$OUT/go-nfs.version" &&
+		$GO build -o "$WORK/osnfs" github.com/willscott/go-nfs/example/osnfs)
+fi
+
+if [[ " $SERVERS " == *" ganesha "* ]]; then
+	if ! command -v ganesha.nfsd >/dev/null || ! ls /usr/lib/*/ganesha/libfsalvfs.so >/dev/null 2>&1; then
+		log "installing nfs-ganesha, nfs-ganesha-vfs, rpcbind"
+		if ! (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nfs-ganesha nfs-ganesha-vfs rpcbind) >"$OUT/apt.log" 2>&1; then
+			echo "apt-get install nfs-ganesha nfs-ganesha-vfs rpcbind failed: $(tail -1 "$OUT/apt.log")" >"$WORK/no-ganesha.why"
+		fi
+	fi
+	ganesha.nfsd -v 2>/dev/null | head -1 >"$OUT/ganesha.version" || true
+	# NFSv3 only over TCP, no NLM/RQUOTA, no grace period; VFS export with
+	# no root squash (the client sends uid 1000 anyway).
+	cat >"$WORK/ganesha.conf.in" <<GANESHA
+NFS_CORE_PARAM {
+	Protocols = 3;
+	NFS_Port = $NFS_PORT;
+	MNT_Port = $MOUNT_PORT;
+	Enable_NLM = false;
+	Enable_RQUOTA = false;
+}
+NFSV4 { Graceless = true; RecoveryBackend = fs; }
+NFS_KRB5 { Active_krb5 = false; }
+LOG { Default_Log_Level = WARN; }
+EXPORT {
+	Export_Id = 1;
+	Path = @EXPORT@;
+	Pseudo = /bench;
+	Access_Type = RW;
+	Squash = No_Root_Squash;
+	Protocols = 3;
+	Transports = TCP;
+	SecType = sys;
+	FSAL { Name = VFS; }
+}
+GANESHA
+fi
+
+log "running in a private network namespace: $REPS repetitions of: $SERVERS"
+BENCH_SIZE=$SIZE BENCH_BLOCK=$BLOCK BENCH_QD=$QD BENCH_RAND_QD=$RAND_QD BENCH_RAND_TIME=$RAND_TIME \
+	BENCH_FILES=$FILES BENCH_REPS=$REPS BENCH_SERVERS=$SERVERS \
+	unshare -n -m --propagation private "$0" --inner "$WORK" "$OUT"
+
+echo
+echo "== bench-peers: $(nproc) cores, $(($(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1048576)) GiB, $(. /etc/os-release && echo "$PRETTY_NAME"), kernel $(uname -r)"
+echo "== go-nfs $(cut -d' ' -f2 "$OUT/go-nfs.version" 2>/dev/null || echo '-'), $(cat "$OUT/ganesha.version" 2>/dev/null || echo 'Ganesha -'), gonfsrdma $(cd "$ROOT" && git rev-parse --short HEAD)"
+[ -e "$WORK/no-ganesha.why" ] && echo "== Ganesha did not run: $(cat "$WORK/no-ganesha.why")"
+(cd "$ROOT" && $GO run ./scripts/bench-peers "$OUT" $SERVERS)
+echo "== results (JSON per run, server logs): $OUT; took $(($(date +%s) - start)) s"
