@@ -18,6 +18,7 @@ import (
 	"github.com/gonfsrdma/gonfsrdma/nfs/mount"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc/rpcbind"
+	"github.com/gonfsrdma/gonfsrdma/verbs"
 )
 
 // Config is everything the CLI decides.
@@ -28,13 +29,16 @@ type Config struct {
 	MountAddr     string // MOUNT over TCP and UDP
 	RDMAAddr      string // NFS over RPC-over-RDMA; empty disables
 	RequireRDMA   bool
-	PortmapAddr   string
-	NoPortmap     bool
-	StateDir      string
-	RDMACredits   int
-	RDMAInline    int
-	MaxInFlight   int
-	Version       string
+	// RDMAProvider replaces real RDMA (tests use the software fabric);
+	// nil means verbs.NewRDMAProvider.
+	RDMAProvider verbs.Provider
+	PortmapAddr  string
+	NoPortmap    bool
+	StateDir     string
+	RDMACredits  int
+	RDMAInline   int
+	MaxInFlight  int
+	Version      string
 }
 
 // Program numbers registered with rpcbind.
@@ -197,6 +201,9 @@ func Start(ctx context.Context, log *zap.Logger, cfg Config) (_ *Daemon, err err
 
 // NFSAddr is the bound NFS/TCP address.
 func (d *Daemon) NFSAddr() net.Addr { return d.nfsL.Addr() }
+
+// RDMAPort is the RPC-over-RDMA port, 0 when RDMA is not served.
+func (d *Daemon) RDMAPort() uint16 { return d.rdmaPort }
 
 // MountAddr is the bound MOUNT address (TCP and UDP).
 func (d *Daemon) MountAddr() net.Addr { return d.mountL.Addr() }

@@ -2,10 +2,15 @@ package daemon
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net"
 
 	"go.uber.org/zap"
 
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	"github.com/gonfsrdma/gonfsrdma/rpcrdma"
+	"github.com/gonfsrdma/gonfsrdma/verbs"
 )
 
 // rdmaServer is what the daemon needs of the RPC-over-RDMA listener.
@@ -13,13 +18,75 @@ type rdmaServer interface {
 	Shutdown(ctx context.Context) error
 }
 
-// startRDMA starts NFS over RPC-over-RDMA on cfg.RDMAAddr. Without a device
-// it logs one line and returns nil (TCP carries on), unless RequireRDMA.
-func startRDMA(ctx context.Context, log *zap.Logger, cfg Config, disp *oncrpc.Dispatcher) (rdmaServer, uint16, error) {
+// rdmaService is the RPC-over-RDMA server with the provider it owns.
+type rdmaService struct {
+	srv      *rpcrdma.Server
+	provider verbs.Provider
+	done     chan struct{}
+}
+
+func (r *rdmaService) Shutdown(ctx context.Context) error {
+	err := r.srv.Shutdown(ctx)
+	<-r.done
+	if c, ok := r.provider.(interface{ Close() error }); ok {
+		err = errors.Join(err, c.Close())
+	}
+	return err
+}
+
+// startRDMA starts NFS over RPC-over-RDMA on cfg.RDMAAddr. Without RDMA
+// (no device, or a build without it) it logs one line and returns nil so
+// TCP carries on, unless cfg.RequireRDMA.
+func startRDMA(_ context.Context, log *zap.Logger, cfg Config, disp *oncrpc.Dispatcher) (rdmaServer, uint16, error) {
 	if cfg.RDMAAddr == "" {
 		log.Info("RDMA disabled (--rdma-listen is empty)")
 		return nil, 0, nil
 	}
-	log.Warn("RDMA transport not built into this version yet; serving TCP only")
-	return nil, 0, nil
+	unavailable := func(err error) (rdmaServer, uint16, error) {
+		if cfg.RequireRDMA {
+			return nil, 0, fmt.Errorf("RDMA on %s: %w", cfg.RDMAAddr, err)
+		}
+		log.Warn("RDMA unavailable; serving NFS over TCP only", zap.String("rdma_listen", cfg.RDMAAddr), zap.Error(err))
+		return nil, 0, nil
+	}
+	provider := cfg.RDMAProvider
+	if provider == nil {
+		p, err := verbs.NewRDMAProvider()
+		if err != nil {
+			return unavailable(err)
+		}
+		provider = p
+	}
+	rcfg := rpcrdma.Config{Credits: cfg.RDMACredits, InlineRecv: cfg.RDMAInline, InlineSend: cfg.RDMAInline}
+	// Registered memory is pinned: each connection keeps credits Receive
+	// and Send buffers, plus bulk buffers for calls in flight.
+	need := uint64(max(cfg.RDMACredits, rpcrdma.DefaultCredits)) * uint64(2*max(cfg.RDMAInline, rpcrdma.DefaultInlineSize)+rpcrdma.DefaultMaxRecord)
+	if err := verbs.RaiseMemlock(need); err != nil {
+		if cfg.RDMAProvider == nil {
+			return unavailable(err)
+		}
+	}
+	l, err := provider.Listen(cfg.RDMAAddr)
+	if err != nil {
+		if c, ok := provider.(interface{ Close() error }); ok && cfg.RDMAProvider == nil {
+			c.Close()
+		}
+		return unavailable(err)
+	}
+	srv := rpcrdma.NewServer(log.Named("rdma"), disp, provider, rcfg)
+	svc := &rdmaService{srv: srv, provider: provider, done: make(chan struct{})}
+	if cfg.RDMAProvider != nil {
+		svc.provider = nil // the caller owns an injected provider
+	}
+	go func() {
+		defer close(svc.done)
+		if err := srv.Serve(l); err != nil && !errors.Is(err, rpcrdma.ErrServerClosed) {
+			log.Error("RDMA listener failed", zap.Error(err))
+		}
+	}()
+	_, port, _ := net.SplitHostPort(l.Addr())
+	log.Info("listening", zap.String("nfs_rdma", l.Addr()))
+	var p int
+	fmt.Sscan(port, &p)
+	return svc, uint16(p), nil
 }

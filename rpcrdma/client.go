@@ -49,6 +49,8 @@ type ClientConfig struct {
 	RemoteInvalidate bool
 	// Cred is the default credential (AUTH_NONE when zero).
 	Cred oncrpc.OpaqueAuth
+	// LocalAddr binds the source address ("host:port"); empty: any.
+	LocalAddr string
 }
 
 // RDMAError is an RDMA_ERROR reply.
@@ -166,7 +168,8 @@ func Dial(ctx context.Context, provider verbs.Provider, addr string, cfg ClientC
 	vc, err := provider.Dial(ctx, addr, verbs.ConnParams{
 		Config:      verbs.Config{MaxSendWR: 2*n + 8, MaxRecvWR: n, MaxSendSGE: 1, MaxRecvSGE: 1},
 		PrivateData: priv, InitiatorDepth: 0, ResponderResources: 16,
-		Prepare: prepare,
+		LocalAddr: cfg.LocalAddr,
+		Prepare:   prepare,
 	})
 	if err != nil {
 		if c.recvMR != nil {

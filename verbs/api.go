@@ -136,6 +136,10 @@ type ConnParams struct {
 	// time; ResponderResources the number it accepts from the peer.
 	InitiatorDepth     uint8
 	ResponderResources uint8
+	// LocalAddr, "host:port", binds the source address (port 0: any);
+	// empty lets the provider choose. The fabric reports it as the
+	// connection's address on both sides.
+	LocalAddr string
 	// RetryCount and RNRRetryCount go to the CM REQ (real RDMA only).
 	// RNRRetryCount is how often the peer retries a Send that finds no
 	// Receive posted here; the Linux client uses 0. The software fabric

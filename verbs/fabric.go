@@ -143,6 +143,9 @@ func (f *Fabric) Dial(ctx context.Context, addr string, p ConnParams) (Conn, err
 	f.clientSeq++
 	local := "fabric-client-" + strconv.Itoa(f.clientSeq) + ":" + strconv.Itoa(40000+f.clientSeq%20000)
 	f.mu.Unlock()
+	if p.LocalAddr != "" {
+		local = p.LocalAddr
+	}
 
 	l := &link{}
 	c := f.newConn(l, 0, cfg, local, addr)

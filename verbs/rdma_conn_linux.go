@@ -188,8 +188,18 @@ func (p *RDMAProvider) Dial(ctx context.Context, addr string, cp ConnParams) (Co
 		c.Close()
 		return nil, err
 	}
+	var csrc *C.char
+	srcPort := 0
+	if cp.LocalAddr != "" {
+		srcHost, sp, err := splitAddr(cp.LocalAddr)
+		if err != nil {
+			return fail(err)
+		}
+		csrc, srcPort = C.CString(srcHost), sp
+		defer C.free(unsafe.Pointer(csrc))
+	}
 	chost := C.CString(host)
-	rc := C.shim_resolve_addr(id, chost, C.int(port), resolveTimeoutMS)
+	rc := C.shim_resolve_addr(id, csrc, C.int(srcPort), chost, C.int(port), resolveTimeoutMS)
 	C.free(unsafe.Pointer(chost))
 	if rc != 0 {
 		return fail(errnoErr("rdma_resolve_addr "+addr, rc))

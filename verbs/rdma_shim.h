@@ -290,11 +290,19 @@ static int shim_bind_listen(struct rdma_cm_id *id, const char *host, int port, i
 	return 0;
 }
 
-static int shim_resolve_addr(struct rdma_cm_id *id, const char *host, int port, int timeout_ms) {
-	struct sockaddr_storage ss;
+/* src_host may be NULL: let the CM pick the source address. */
+static int shim_resolve_addr(struct rdma_cm_id *id, const char *src_host, int src_port,
+			     const char *host, int port, int timeout_ms) {
+	struct sockaddr_storage ss, src;
+	struct sockaddr *srcp = NULL;
 	if (shim_parse_addr(host, port, &ss))
 		return -EINVAL;
-	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&ss, timeout_ms))
+	if (src_host) {
+		if (shim_parse_addr(src_host, src_port, &src))
+			return -EINVAL;
+		srcp = (struct sockaddr *)&src;
+	}
+	if (rdma_resolve_addr(id, srcp, (struct sockaddr *)&ss, timeout_ms))
 		return -errno;
 	return 0;
 }

@@ -1,0 +1,122 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/gonfsrdma/gonfsrdma/nfs/mount"
+	"github.com/gonfsrdma/gonfsrdma/nfs/nfstest"
+	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	"github.com/gonfsrdma/gonfsrdma/rpcrdma"
+	"github.com/gonfsrdma/gonfsrdma/verbs"
+)
+
+// startForTransport starts a whole daemon exporting an empty directory
+// (rw, no_root_squash, insecure) over TCP and, on the given fabric, over
+// RPC-over-RDMA, and returns the root handle obtained through MOUNT.
+func startForTransport(t *testing.T, fabric *verbs.Fabric, rdmaAddr string) (*Daemon, []byte) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "export")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	exportsFile := filepath.Join(t.TempDir(), "exports")
+	line := fmt.Sprintf("%s 127.0.0.1(rw,no_root_squash,insecure,fsid=3)\n", dir)
+	if err := os.WriteFile(exportsFile, []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{
+		ExportsFile: exportsFile,
+		NFSAddr:     "127.0.0.1:0",
+		MountAddr:   "127.0.0.1:0",
+		NoPortmap:   true,
+		StateDir:    t.TempDir(),
+		RDMAAddr:    rdmaAddr,
+		RequireRDMA: rdmaAddr != "",
+		RDMACredits: 16,
+	}
+	if fabric != nil {
+		cfg.RDMAProvider = fabric
+	}
+	log := zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
+	d, err := Start(context.Background(), log, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		d.Shutdown(ctx)
+	})
+	mc, err := oncrpc.Dial(context.Background(), "tcp", d.MountAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mc.Close()
+	mc.SetCred(oncrpc.NewAuthSys("test", 0, 0))
+	fh, _, err := mount.Mnt(context.Background(), mc, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, fh
+}
+
+// TestEndToEndTCP runs the NFS end-to-end table through a whole daemon
+// (exports, authorization, DRC, MOUNT) over TCP.
+func TestEndToEndTCP(t *testing.T) {
+	nfstest.RunEndToEnd(t, func(t *testing.T) (oncrpc.Caller, []byte) {
+		d, root := startForTransport(t, nil, "")
+		c, err := oncrpc.Dial(context.Background(), "tcp", d.NFSAddr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetCred(oncrpc.NewAuthSys("test", 0, 0))
+		t.Cleanup(func() { c.Close() })
+		return c, root
+	})
+}
+
+// TestEndToEndRDMAFabric runs the same table over RPC-over-RDMA on the
+// software fabric, through the daemon's RDMA listener; MOUNT stays on TCP
+// as with the Linux client. Afterwards the fabric must hold nothing.
+func TestEndToEndRDMAFabric(t *testing.T) {
+	fabric := verbs.NewFabric()
+	n := 0
+	nfstest.RunEndToEnd(t, func(t *testing.T) (oncrpc.Caller, []byte) {
+		n++
+		addr := fmt.Sprintf("daemon-%d:20049", n)
+		d, root := startForTransport(t, fabric, addr)
+		if d.RDMAPort() != 20049 {
+			t.Fatalf("RDMA port %d", d.RDMAPort())
+		}
+		c, err := rpcrdma.Dial(context.Background(), fabric, addr, rpcrdma.ClientConfig{
+			Cred: oncrpc.NewAuthSys("test", 0, 0), LocalAddr: "127.0.0.1:40001",
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c, root
+	})
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st := fabric.Stats()
+		if st == (verbs.FabricStats{}) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("fabric not empty after every daemon stopped: %+v", st)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
