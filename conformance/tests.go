@@ -148,6 +148,12 @@ func Tests() []Test {
 		t("RDP3", "ReaddirplusTooSmall", "nfs readdir dir", "CR1", "READDIRPLUS with maxcount 10 is NFS3ERR_TOOSMALL (RFC 1813 3.3.17)", testReaddirplusTooSmall),
 		t("RDP4", "ReaddirplusNotDir", "nfs readdir", "CR2", "READDIRPLUS of a regular file is NFS3ERR_NOTDIR (RFC 1813 3.3.17)", testReaddirplusNotDir),
 
+		t("PERM1", "PermRead", "nfs perm read", "SATT1", "READ of another user's 0600 file is NFS3ERR_ACCES (RFC 1813 3.3.6, 4.4)", testPermRead),
+		t("PERM2", "PermWrite", "nfs perm write", "WR1", "WRITE to another user's 0644 file is NFS3ERR_ACCES (RFC 1813 3.3.7, 4.4)", testPermWrite),
+		t("PERM3", "PermCreate", "nfs perm create", "MKD1", "CREATE in another user's 0755 directory is NFS3ERR_ACCES (RFC 1813 3.3.8, 4.4)", testPermCreate),
+		t("PERM4", "PermAccess", "nfs perm attr", "SATT1", "ACCESS of a 0604 file by another user grants READ only (RFC 1813 3.3.4)", testPermAccess),
+		t("PERM5", "PermChmod", "nfs perm attr", "CR2", "SETATTR mode by a user other than the owner is NFS3ERR_PERM (RFC 1813 3.3.2)", testPermChmod),
+
 		t("FSST1", "Fsstat", "nfs fs", "", "FSSTAT counts are consistent (free <= total, avail <= free) (RFC 1813 3.3.18)", testFsstat),
 		t("FSST2", "FsstatStale", "nfs fs stale", "RM1", "FSSTAT of a removed file is NFS3ERR_STALE (RFC 1813 3.3.18)", testFsstatStale),
 		t("FSIN1", "Fsinfo", "nfs fs", "", "FSINFO sizes non-zero, preferred <= maximum, FSF3_HOMOGENEOUS (RFC 1813 3.3.19)", testFsinfo),
