@@ -72,8 +72,8 @@
 //
 // Cookies come from the backend. Cookie verifiers are not checked, as
 // knfsd does not: any verifier is accepted and NFS3ERR_BAD_COOKIE is never
-// sent for a stale one; a cookie past the end gives an empty list with
-// eof. The verifier returned is always zero.
+// sent for a stale one; a cookie past the end, or one the backend reports
+// as never issued (vfs.ErrBadCookie), gives an empty list with eof. The verifier returned is always zero.
 //
 // # Permissions
 //

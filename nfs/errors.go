@@ -31,6 +31,8 @@ func (s *Server) status(proc string, err error) wire.Status {
 		return wire.ErrNotSupp
 	case errors.Is(err, vfs.ErrExclusiveMismatch):
 		return wire.ErrExist
+	case errors.Is(err, vfs.ErrBadCookie):
+		return wire.ErrBadCookie
 	}
 	var errno syscall.Errno
 	if errors.As(err, &errno) {

@@ -2,6 +2,7 @@ package nfs
 
 import (
 	"context"
+	"errors"
 
 	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
@@ -80,6 +81,11 @@ func (s *Server) doReaddir(rq *req, args *wire.ReaddirArgs, reply *oncrpc.Reply,
 		return wire.ErrTooSmall
 	}
 	entries, eof, err := rq.fs.ReadDir(rq.h, args.Cookie, min(budget/minEntrySize+1, maxDirBatch))
+	if errors.Is(err, vfs.ErrBadCookie) {
+		// Lenient, as knfsd: a cookie the backend never issued (past
+		// the end, or from before a change) is the end of the list.
+		entries, eof, err = nil, true, nil
+	}
 	if err != nil {
 		return s.status("READDIR", err)
 	}

@@ -2,9 +2,11 @@ package nfs
 
 import (
 	"context"
+	"errors"
 
 	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	"github.com/gonfsrdma/gonfsrdma/vfs"
 	"github.com/gonfsrdma/gonfsrdma/xdr"
 )
 
@@ -42,6 +44,11 @@ func (s *Server) doReaddirplus(rq *req, args *wire.ReaddirplusArgs, reply *oncrp
 	}
 	dirLimit := int(args.DirCount)
 	entries, eof, err := rq.fs.ReadDir(rq.h, args.Cookie, min(budget/minEntrySize+1, maxDirBatch))
+	if errors.Is(err, vfs.ErrBadCookie) {
+		// Lenient, as knfsd: a cookie the backend never issued (past
+		// the end, or from before a change) is the end of the list.
+		entries, eof, err = nil, true, nil
+	}
 	if err != nil {
 		return s.status("READDIRPLUS", err)
 	}

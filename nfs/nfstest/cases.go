@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/gonfsrdma/gonfsrdma/nfs/client"
@@ -661,6 +662,18 @@ func testReaddir(e *Env) {
 	e.OK(err, "READDIR at the end")
 	if len(res.Entries) != 0 || !res.EOF {
 		e.T.Fatalf("READDIR at end: %+v", res)
+	}
+	for _, bogus := range []uint64{math.MaxInt64, 1<<63 + 5} {
+		res, err = e.C.Readdir(e.Ctx, d, bogus, [8]byte{}, 8192)
+		e.OK(err, fmt.Sprintf("READDIR cookie %#x", bogus))
+		if len(res.Entries) != 0 || !res.EOF {
+			e.T.Fatalf("READDIR cookie %#x: %d entries, eof %v", bogus, len(res.Entries), res.EOF)
+		}
+		rp, err := e.C.Readdirplus(e.Ctx, d, bogus, [8]byte{}, 8192, 8192)
+		e.OK(err, fmt.Sprintf("READDIRPLUS cookie %#x", bogus))
+		if len(rp.Entries) != 0 || !rp.EOF {
+			e.T.Fatalf("READDIRPLUS cookie %#x: %d entries", bogus, len(rp.Entries))
+		}
 	}
 	f := mustLookup(e, d, "file00")
 	_, err = e.C.Readdir(e.Ctx, f, 0, [8]byte{}, 8192)
