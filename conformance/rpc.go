@@ -26,7 +26,7 @@ func callMsg(xid, prog, vers, proc uint32, cred oncrpc.OpaqueAuth, args []byte) 
 // rawCall sends msg on a new connection to the NFS port and decodes the
 // reply header.
 func (e *Env) rawCall(msg []byte) (oncrpc.ReplyHeader, []byte, error) {
-	c, err := e.DialRaw(e.NFSAddr)
+	c, err := e.DialRaw(e.RPCAddr)
 	if err != nil {
 		return oncrpc.ReplyHeader{}, nil, ok(err, "connecting")
 	}
@@ -214,7 +214,7 @@ type rawConn struct{ net.Conn }
 
 func (e *Env) dialRawConn() (*rawConn, error) {
 	var d net.Dialer
-	c, err := d.DialContext(e.Ctx, "tcp", e.NFSAddr)
+	c, err := d.DialContext(e.Ctx, "tcp", e.RPCAddr)
 	if err != nil {
 		return nil, ok(err, "connecting")
 	}
@@ -376,7 +376,7 @@ func testRPCShortHeader(e *Env) error {
 		return ok(err, "writing")
 	}
 	c.Close()
-	cc, err := e.DialRaw(e.NFSAddr)
+	cc, err := e.DialRaw(e.RPCAddr)
 	if err != nil {
 		return ok(err, "reconnecting after a truncated call")
 	}

@@ -62,8 +62,8 @@ func testPmapGetPort(e *Env) error {
 	if err != nil {
 		return ok(err, "GETPORT NFS v3 tcp")
 	}
-	if p != portOf(e.NFSAddr) {
-		return fmt.Errorf("GETPORT NFS v3 tcp: %d, NFS answers on %d", p, portOf(e.NFSAddr))
+	if p != portOf(e.RPCAddr) {
+		return fmt.Errorf("GETPORT NFS v3 tcp: %d, NFS answers on %d", p, portOf(e.RPCAddr))
 	}
 	return nil
 }
@@ -142,7 +142,7 @@ func testRpcbDump(e *Env) error {
 		if err != nil {
 			continue
 		}
-		if m.Prog == wire.Program && m.Vers == 3 && m.Netid == "tcp" && ap.Port() == portOf(e.NFSAddr) {
+		if m.Prog == wire.Program && m.Vers == 3 && m.Netid == "tcp" && ap.Port() == portOf(e.RPCAddr) {
 			nfs = true
 		}
 		if m.Prog == mount.Prog && m.Vers == 3 && m.Netid == "tcp" && ap.Port() == portOf(e.MountAddr) {

@@ -34,6 +34,7 @@ type Config struct {
 	Export      string // exported path, as MNT wants it
 	Transport   string // "tcp" (default) or "rdma"
 	Port        int    // NFS port; 0: ask rpcbind (tcp) or 20049 (rdma)
+	TCPPort     int    // NFS over TCP port for the raw RPC tests; 0: Port on tcp, else ask rpcbind
 	MountPort   int    // MOUNT port; 0: ask rpcbind
 	PortmapPort int    // rpcbind port; 0: 111
 	MakeTree    bool   // remove and recreate BaseTree before the tests
@@ -126,6 +127,7 @@ type Env struct {
 	Ctx         context.Context
 	Cfg         *Config
 	NFSAddr     string // host:port of NFS on Cfg.Transport
+	RPCAddr     string // host:port of NFS over TCP, for the raw ONC RPC tests
 	MountAddr   string // host:port of MOUNT over TCP
 	PortmapAddr string // host:port of rpcbind
 	C           *client.Client
@@ -367,22 +369,30 @@ func setup(ctx context.Context, cfg *Config) (*Env, func(), error) {
 	defer cancel()
 	e := &Env{Cfg: cfg, PortmapAddr: hostPort(cfg.Server, cfg.PortmapPort)}
 	e.Cred = oncrpc.NewAuthSys("conformance", cfg.UID, cfg.GID)
-	port, mport := cfg.Port, cfg.MountPort
+	port, mport, tport := cfg.Port, cfg.MountPort, cfg.TCPPort
 	if cfg.Transport == "rdma" && port == 0 {
 		port = DefaultRDMAPort
 	}
-	if port == 0 || mport == 0 {
+	if cfg.Transport != "rdma" && tport == 0 {
+		tport = port
+	}
+	if port == 0 || mport == 0 || tport == 0 {
 		pm, err := oncrpc.Dial(sctx, "tcp", e.PortmapAddr)
 		if err != nil {
 			return nil, nil, fmt.Errorf("conformance: no port given and rpcbind unreachable: %w", err)
 		}
-		if port == 0 {
+		if port == 0 || tport == 0 {
 			p, err := rpcbind.GetPort(sctx, pm, wire.Program, wire.Version, 6)
 			if err != nil || p == 0 {
 				pm.Close()
 				return nil, nil, fmt.Errorf("conformance: rpcbind knows no NFSv3/TCP port (%v); pass --port", err)
 			}
-			port = int(p)
+			if port == 0 {
+				port = int(p)
+			}
+			if tport == 0 {
+				tport = int(p)
+			}
 		}
 		if mport == 0 {
 			p, err := rpcbind.GetPort(sctx, pm, mount.Prog, mount.Vers3, 6)
@@ -394,7 +404,7 @@ func setup(ctx context.Context, cfg *Config) (*Env, func(), error) {
 		}
 		pm.Close()
 	}
-	e.NFSAddr, e.MountAddr = hostPort(cfg.Server, port), hostPort(cfg.Server, mport)
+	e.NFSAddr, e.MountAddr, e.RPCAddr = hostPort(cfg.Server, port), hostPort(cfg.Server, mport), hostPort(cfg.Server, tport)
 	e.dial = func(ctx context.Context) (oncrpc.Caller, error) {
 		if cfg.DialNFS != nil {
 			return cfg.DialNFS(ctx, e.NFSAddr)

@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,23 +13,15 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gonfsrdma/gonfsrdma/daemon"
+	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	"github.com/gonfsrdma/gonfsrdma/rpcrdma"
+	"github.com/gonfsrdma/gonfsrdma/verbs"
 )
 
-// freePort returns a TCP port that was free a moment ago (rpcbind needs a
-// fixed address for the suite to find it).
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // startDaemon runs a whole server exporting an empty temporary directory
-// to 127.0.0.1 with rpcbind on a private port.
-func startDaemon(t *testing.T) (*daemon.Daemon, string, int) {
+// to 127.0.0.1 with rpcbind on a private port and, when fabric is not
+// nil, NFS over RPC-over-RDMA on the software fabric at rdmaAddr.
+func startDaemon(t *testing.T, fabric *verbs.Fabric, rdmaAddr string) (*daemon.Daemon, string, int) {
 	t.Helper()
 	tmp := t.TempDir()
 	export := filepath.Join(tmp, "export")
@@ -41,19 +32,23 @@ func startDaemon(t *testing.T) (*daemon.Daemon, string, int) {
 	if err := os.WriteFile(exports, []byte(export+" 127.0.0.1(rw,insecure,no_root_squash)\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	pmPort := freePort(t)
 	ctx := context.Background()
-	d, err := daemon.Start(ctx, zap.NewNop(), daemon.Config{
+	cfg := daemon.Config{
 		ExportsFile: exports,
 		NFSAddr:     "127.0.0.1:0",
 		MountAddr:   "127.0.0.1:0",
-		PortmapAddr: "127.0.0.1:" + strconv.Itoa(pmPort),
+		PortmapAddr: "127.0.0.1:0",
 		StateDir:    filepath.Join(tmp, "state"),
 		Version:     "conformance-test",
-	})
+	}
+	if fabric != nil {
+		cfg.RDMAProvider, cfg.RDMAAddr, cfg.RequireRDMA = fabric, rdmaAddr, true
+	}
+	d, err := daemon.Start(ctx, zap.NewNop(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	pmPort := d.PortmapAddr().(*net.TCPAddr).Port
 	t.Cleanup(func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
@@ -63,15 +58,35 @@ func startDaemon(t *testing.T) (*daemon.Daemon, string, int) {
 }
 
 func TestSuiteTCP(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a daemon")
-	}
-	d, export, pmPort := startDaemon(t)
+	d, export, pmPort := startDaemon(t, nil, "")
+	runSuite(t, d, export, pmPort, Config{Transport: "tcp", Port: d.NFSAddr().(*net.TCPAddr).Port})
+}
+
+// TestSuiteRDMAFabric runs the suite with NFS over RPC-over-RDMA on the
+// software fabric (MOUNT, rpcbind and the raw RPC tests stay on TCP, as
+// with the Linux client).
+func TestSuiteRDMAFabric(t *testing.T) {
+	fabric := verbs.NewFabric()
+	d, export, pmPort := startDaemon(t, fabric, "127.0.0.1:20049")
+	runSuite(t, d, export, pmPort, Config{
+		Transport: "rdma",
+		Port:      int(d.RDMAPort()),
+		DialNFS: func(ctx context.Context, addr string) (oncrpc.Caller, error) {
+			return rpcrdma.Dial(ctx, fabric, addr, rpcrdma.ClientConfig{
+				Cred:      oncrpc.NewAuthSys("conformance", uint32(os.Geteuid()), uint32(os.Getegid())),
+				LocalAddr: "127.0.0.1:0",
+			})
+		},
+	})
+}
+
+func runSuite(t *testing.T, d *daemon.Daemon, export string, pmPort int, base Config) {
 	cfg := Config{
 		Server:      "127.0.0.1",
 		Export:      export,
-		Transport:   "tcp",
-		Port:        d.NFSAddr().(*net.TCPAddr).Port,
+		Transport:   base.Transport,
+		DialNFS:     base.DialNFS,
+		Port:        base.Port,
 		MountPort:   d.MountAddr().(*net.TCPAddr).Port,
 		PortmapPort: pmPort,
 		MakeTree:    true,

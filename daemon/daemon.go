@@ -202,6 +202,15 @@ func Start(ctx context.Context, log *zap.Logger, cfg Config) (_ *Daemon, err err
 // NFSAddr is the bound NFS/TCP address.
 func (d *Daemon) NFSAddr() net.Addr { return d.nfsL.Addr() }
 
+// PortmapAddr is the address rpcbind serves on (or the rpcbind this
+// daemon registered with), nil without rpcbind.
+func (d *Daemon) PortmapAddr() net.Addr {
+	if d.pm == nil {
+		return nil
+	}
+	return d.pm.Addr()
+}
+
 // RDMAPort is the RPC-over-RDMA port, 0 when RDMA is not served.
 func (d *Daemon) RDMAPort() uint16 { return d.rdmaPort }
 

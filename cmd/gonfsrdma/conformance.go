@@ -26,6 +26,7 @@ func conformanceCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "transport", Value: "tcp", Usage: "NFS transport: tcp or rdma"},
 			&cli.IntFlag{Name: "port", Usage: "NFS port (default: ask rpcbind for tcp, 20049 for rdma)"},
+			&cli.IntFlag{Name: "tcp-port", Usage: "NFS over TCP port for the raw ONC RPC tests when --transport rdma (default: ask rpcbind)"},
 			&cli.IntFlag{Name: "mountport", Usage: "MOUNT port over TCP (default: ask rpcbind)"},
 			&cli.IntFlag{Name: "portmapport", Value: conformance.DefaultPortmapPort, Usage: "rpcbind port"},
 			&cli.BoolFlag{Name: "maketree", Usage: "remove and recreate the base tree " + conformance.BaseTree + " in the export"},
@@ -59,6 +60,7 @@ func conformanceCommand() *cli.Command {
 				Export:      export,
 				Transport:   c.String("transport"),
 				Port:        c.Int("port"),
+				TCPPort:     c.Int("tcp-port"),
 				MountPort:   c.Int("mountport"),
 				PortmapPort: c.Int("portmapport"),
 				MakeTree:    c.Bool("maketree"),

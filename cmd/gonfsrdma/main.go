@@ -29,6 +29,7 @@ func main() {
 		Commands: []*cli.Command{
 			serveCommand(),
 			exportsCommand(),
+			conformanceCommand(),
 			{
 				Name:  "version",
 				Usage: "print the version",

@@ -1,0 +1,762 @@
+#!/bin/bash
+# Guest side of the kernel-VM harness. Generates the source data once, then
+# for each server in $SERVERS (knfsd first, as reference, then gonfsrdma)
+# starts it, mounts it with the kernel NFS client over each transport, runs
+# the checked workload and stops it. Runs from the 9p share as
+# /share/guest/test.sh, started by the guest's /init; configuration in
+# /share/guest/config.
+#
+# Every check is a "step" run in a subshell of its own process group
+# (set -m) with a watchdog, so a step that hangs on a dead hard mount is
+# killed and reported without stopping the run. A step fails by calling
+# `fail "reason"` (exit 1); `note` attaches a remark to a passing row;
+# `skip` (exit 77) marks it skipped. Step times come from bash's
+# $EPOCHREALTIME (the same clock as `date +%s%N`, without a fork: process
+# start-up costs ~150 ms under emulation).
+#
+# Each server gets an equal share of the guest's time limit; steps that
+# would start after its share ran out are reported as FAIL "not run", and
+# the server's teardown (umount, stop) always runs.
+#
+# Results (on the share): results/rows.tsv (server, transport, step, PASS/
+# FAIL/SKIP, milliseconds, reason), results/mounts.txt, results/chunks.txt,
+# results/workload.log, results/gonfsrdma.log. Console lines starting with
+# "@@ " are what the host shows live.
+set -uo pipefail
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C
+
+CONF=/share/guest/config
+# shellcheck source=/dev/null
+source "$CONF"
+: "${SERVERS:?}" "${TRANSPORTS:=rdma tcp}" "${RUN_VERBS:=0}" "${STEP_TIMEOUT:=120}" "${BIG_TIMEOUT:=300}"
+: "${BIG_MB:=64}" "${KILL_MB:=32}" "${SIZES:=0 1 1023 1024 4095 4096 4097 65535 65536 1048577}"
+: "${GONFSRDMA_ARGS:=}" "${SERVER_WAIT:=60}"
+
+RES=/share/results
+ROWS=$RES/rows.tsv
+LOG=$RES/workload.log
+ADDR=10.99.0.1
+MNT=/mnt/nfs
+EXP=/export
+SRC=/tmp/src
+TREE=/tmp/tree
+BIN=/share/bin/gonfsrdma
+GLOG=$RES/gonfsrdma.log
+PIDFILE=/run/gonfsrdma.pid
+NFSD_THREADS=4
+
+console() { echo "$*" >/dev/console; }
+fail() { printf '%s\n' "$*" >/tmp/reason; echo "FAIL: $*"; exit 1; }
+note() { printf '%s\n' "$*" >>/tmp/reason; echo "note: $*"; }
+skip() { printf '%s\n' "$*" >/tmp/reason; echo "SKIP: $*"; exit 77; }
+drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+sum_of() { local h; h=$(sha256sum <"$1") || return 1; echo "${h%% *}"; }
+declare -A SUM=()
+load_sums() { local h f; while read -r h f; do SUM[${f##*/}]=$h; done <"$SRC/SUMS"; }
+want_sum() { echo "${SUM[$1]:-missing-checksum-$1}"; }
+fsize() { stat -c %s "$1"; }
+is_nfs_mounted() { local d m t r; while read -r d m t r; do [[ $m == "$MNT" && $t == nfs ]] && return 0; done </proc/mounts; return 1; }
+is_mounted() { local d m r; while read -r d m r; do [[ $m == "$1" ]] && return 0; done </proc/mounts; return 1; }
+need_mount() { is_nfs_mounted || fail "$MNT is not an NFS mount"; }
+
+# ---------------------------------------------------------------- servers
+
+proc_alive() { # pid: running and not a zombie
+	[[ -r /proc/$1/stat ]] || return 1
+	local st
+	read -r st <"/proc/$1/stat" 2>/dev/null || return 1
+	st=${st##*) } # "pid (comm) S ...": the state letter follows the command name
+	st=${st%% *}
+	[[ -n $st && $st != Z && $st != X ]]
+}
+
+tcp_listening() { ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
+rdma_listening() { rdma resource show cm_id 2>/dev/null | grep -E "state LISTEN" | grep -q ":$1( |$)"; }
+
+knfsd_up() {
+	local t
+	is_mounted /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd || fail "mount -t nfsd failed"
+	echo "$EXP *(rw,no_root_squash,insecure,no_subtree_check,fsid=1)" >/etc/exports
+	if ! pidof rpcbind >/dev/null; then rpcbind -w || fail "rpcbind -w failed"; fi
+	exportfs -ra || fail "exportfs -ra failed"
+	if ! pidof rpc.mountd >/dev/null; then
+		rpc.mountd -p 20048 --no-nfs-version 4 || fail "rpc.mountd failed"
+	fi
+	rpc.nfsd "$NFSD_THREADS" || fail "rpc.nfsd $NFSD_THREADS failed"
+	echo "rdma 20049" >/proc/fs/nfsd/portlist || fail "cannot add rdma 20049 to /proc/fs/nfsd/portlist"
+	for ((t = 0; t < SERVER_WAIT * 10; t++)); do
+		tcp_listening 2049 && tcp_listening 20048 && tcp_listening 111 && break
+		sleep 0.1
+	done
+	tcp_listening 2049 || fail "knfsd not listening on TCP 2049"
+	echo "portlist: $(tr '\n' ' ' </proc/fs/nfsd/portlist)"
+	rpcinfo -p 127.0.0.1 || true
+}
+
+knfsd_down() { rpc.nfsd 0 || fail "rpc.nfsd 0 failed"; }
+knfsd_stop_all() { # end of the knfsd phase: free 111, 2049, 20048 and rdma 20049
+	local t p
+	knfsd_down
+	exportfs -ua || true
+	for p in $(pidof rpc.mountd rpcbind); do kill "$p"; done
+	for ((t = 0; t < 100; t++)); do
+		tcp_listening 111 || tcp_listening 2049 || tcp_listening 20048 || rdma_listening 20049 || break
+		sleep 0.1
+	done
+	tcp_listening 111 && fail "port 111 still in use after stopping rpcbind"
+	tcp_listening 2049 && fail "port 2049 still in use after rpc.nfsd 0"
+	tcp_listening 20048 && fail "port 20048 still in use after stopping rpc.mountd"
+	rdma_listening 20049 && fail "rdma port 20049 still listening after rpc.nfsd 0"
+	true
+}
+
+gonfsrdma_up() { # start (or restart) with the fixed command line
+	[[ -x $BIN ]] || fail "no $BIN"
+	local missing t pid
+	if missing=$(/lib64/ld-linux-x86-64.so.2 --list "$BIN" 2>&1 | grep -E 'not found|cannot open'); then
+		fail "gonfsrdma binary lacks libraries in the guest: $missing"
+	fi
+	mkdir -p /var/lib/gonfsrdma
+	echo "$EXP *(rw,no_root_squash,insecure,fsid=1)" >/tmp/exports
+	ulimit -l unlimited
+	echo "=== $(date -u +%T.%N) starting gonfsrdma" >>"$GLOG"
+	# shellcheck disable=SC2086
+	setsid "$BIN" serve --exports /tmp/exports --listen :2049 --mount-listen :20048 \
+		--rdma-listen "$ADDR:20049" --state-dir /var/lib/gonfsrdma --log-level info $GONFSRDMA_ARGS \
+		</dev/null >>"$GLOG" 2>&1 &
+	pid=$!
+	echo "$pid" >"$PIDFILE"
+	for ((t = 0; t < SERVER_WAIT * 10; t++)); do
+		proc_alive "$pid" || fail "gonfsrdma exited during start-up: $(tail -n 3 "$GLOG" | tr '\n' ' ')"
+		if tcp_listening 111 && tcp_listening 2049 && tcp_listening 20048 && rdma_listening 20049; then
+			echo "gonfsrdma pid $pid listening after $((t / 10)).$((t % 10)) s"
+			rpcinfo -p 127.0.0.1 || true
+			return 0
+		fi
+		sleep 0.1
+	done
+	local what=""
+	tcp_listening 111 || what+=" tcp/111"
+	tcp_listening 2049 || what+=" tcp/2049"
+	tcp_listening 20048 || what+=" tcp/20048"
+	rdma_listening 20049 || what+=" rdma/20049"
+	fail "gonfsrdma (pid $pid) not listening on:$what after ${SERVER_WAIT}s"
+}
+
+gonfsrdma_kill9() {
+	local pid t
+	pid=$(cat "$PIDFILE" 2>/dev/null) || fail "no gonfsrdma pid file"
+	proc_alive "$pid" || fail "gonfsrdma (pid $pid) was not running before kill -9"
+	kill -9 "$pid"
+	for ((t = 0; t < 100; t++)); do proc_alive "$pid" || break; sleep 0.1; done
+	proc_alive "$pid" && fail "gonfsrdma pid $pid survived kill -9"
+	echo "=== $(date -u +%T.%N) killed gonfsrdma pid $pid with SIGKILL" >>"$GLOG"
+}
+
+gonfsrdma_term() {
+	local pid t
+	pid=$(cat "$PIDFILE" 2>/dev/null) || fail "no gonfsrdma pid file"
+	proc_alive "$pid" || fail "gonfsrdma (pid $pid) not running at the end of the run"
+	kill -TERM "$pid"
+	for ((t = 0; t < 150; t++)); do proc_alive "$pid" || break; sleep 0.1; done
+	if proc_alive "$pid"; then
+		kill -9 "$pid"
+		fail "gonfsrdma did not exit within 15 s of SIGTERM (killed)"
+	fi
+	echo "=== $(date -u +%T.%N) gonfsrdma exited after SIGTERM" >>"$GLOG"
+}
+
+step_server_start() { "${SERVER}_up"; }
+step_server_stop() {
+	case $SERVER in
+	knfsd) knfsd_stop_all ;;
+	gonfsrdma) gonfsrdma_term ;;
+	esac
+}
+# The server-kill step. gonfsrdma: SIGKILL the process, start it again with
+# the same command. knfsd has no process to kill: `rpc.nfsd 0` stops every
+# nfsd thread and destroys all listeners and connections (the client sees its
+# connection drop and in-flight calls go unanswered, exactly as when a
+# user-space server dies); `rpc.nfsd N` + re-adding the rdma port brings the
+# service back with a new write verifier, so the client must resend unstable
+# writes, as after a gonfsrdma restart.
+server_crash() { case $SERVER in knfsd) knfsd_down ;; gonfsrdma) gonfsrdma_kill9 ;; esac; }
+server_restart() { "${SERVER}_up"; }
+
+# ---------------------------------------------------------------- sources
+
+step_sources() {
+	rm -rf "$SRC" && mkdir -p "$SRC" || fail "cannot create $SRC"
+	dd if=/dev/urandom of="$SRC/rand" bs=1M count="$BIG_MB" status=none || fail "dd urandom failed"
+	local s
+	for s in $SIZES 4194304 16777216; do
+		head -c "$s" "$SRC/rand" >"$SRC/s_$s"
+		[[ $(fsize "$SRC/s_$s") == "$s" ]] || fail "source s_$s has the wrong size"
+	done
+	for s in 0 1 2 3; do
+		dd if="$SRC/rand" of="$SRC/q$s" bs=1M skip=$((s * 4)) count=4 status=none
+	done
+	head -c $((KILL_MB << 20)) "$SRC/rand" >"$SRC/k_$KILL_MB"
+	(cd "$SRC" && sha256sum rand s_* q* k_*) >"$SRC/SUMS" || fail "sha256sum of the sources failed"
+	# the tree copied in with tar: kernel modules (binary files), the RDMA
+	# providers, /etc, and a generated part with nesting, odd names,
+	# symlinks (relative, absolute, dangling), a hard link, an empty dir,
+	# non-root owners and unusual modes
+	rm -rf "$TREE" && mkdir -p "$TREE"
+	cp -a "/lib/modules/$(uname -r)" "$TREE/modules"
+	cp -a /usr/lib/x86_64-linux-gnu/libibverbs "$TREE/providers"
+	cp -a /etc "$TREE/etc"
+	local g=$TREE/gen d i
+	d=$g
+	for i in 1 2 3 4 5 6 7 8; do
+		d=$d/level$i
+		mkdir -p "$d"
+		head -c $((i * 777)) "$SRC/rand" >"$d/file$i.bin"
+		echo "text $i" >"$d/name with spaces $i.txt"
+		ln -s "file$i.bin" "$d/rel$i"
+	done
+	mkdir -p "$g/empty" "$g/modes"
+	ln -s /nonexistent/target "$g/dangling"
+	ln -s /etc/hostname "$g/absolute"
+	head -c 12345 "$SRC/rand" >"$g/hard1"
+	ln "$g/hard1" "$g/hard2"
+	for i in 600 640 700 755 4755 1777 2750; do
+		: >"$g/modes/m$i" && chmod "$i" "$g/modes/m$i"
+	done
+	chown -R 1000:1000 "$g/level1/level2"
+	mkfifo "$g/fifo"
+	echo "tree: $(find "$TREE" | wc -l) entries, $(du -sk "$TREE" | cut -f1) KiB"
+}
+
+# ---------------------------------------------------------------- chunks
+
+xprt_line() {
+	awk -v m="$MNT" '$1 == "device" { inblk = ($5 == m) } inblk && $1 == "xprt:" { print; exit }' /proc/self/mountstats
+}
+# Fields of the `xprt: rdma` line, as printed by xprt_rdma_print_stats() in
+# net/sunrpc/xprtrdma/transport.c. awk numbering: $1 "xprt:", $2 "rdma",
+# $3 local port (0), $4 bind_count, $5 connect_count, $6 connect_time,
+# $7 idle_time, $8 sends, $9 recvs, $10 bad_xids, $11 req_u, $12 bklog_u,
+# $13 read_chunk_count, $14 write_chunk_count, $15 reply_chunk_count,
+# $16 total_rdma_request, $17 total_rdma_reply, $18 pullup_copy_count,
+# $19 fixup_copy_count, $20 hardway_register_count, $21 failed_marshal_count,
+# $22 bad_reply_count, $23 nomsg_call_count, then MR and send-queue counters.
+decode_xprt() {
+	awk '$2 == "rdma" {
+		printf "read_chunks=%s write_chunks=%s reply_chunks=%s connects=%s sends=%s recvs=%s bad_xids=%s rdma_request_bytes=%s rdma_reply_bytes=%s pullup_copies=%s fixup_copies=%s hardway_registers=%s failed_marshal=%s bad_replies=%s nomsg_calls=%s\n",
+			$13, $14, $15, $5, $8, $9, $10, $16, $17, $18, $19, $20, $21, $22, $23 }'
+}
+save_chunks() { xprt_line | awk '$2 == "rdma" { print $13, $14, $15 }' >"/tmp/chunks.$1"; } # read write reply
+step_chunk_check() { # tag field(1=read,2=write,3=reply) label
+	local a b
+	a=$(cut -d' ' -f"$2" "/tmp/chunks.$1.before" 2>/dev/null)
+	b=$(cut -d' ' -f"$2" "/tmp/chunks.$1.after" 2>/dev/null)
+	[[ -n $a && -n $b ]] || fail "no xprt: rdma counters recorded (not an RDMA mount, or the step before failed)"
+	((b > a)) || fail "$3 did not increase (before: $a, after: $b)"
+	note "$3 +$((b - a))"
+}
+step_show_chunks() {
+	local l d
+	l=$(xprt_line)
+	[[ -n $l ]] || fail "no xprt line for $MNT in /proc/self/mountstats"
+	d=$(decode_xprt <<<"$l")
+	echo "$SERVER $XPORT raw: $(echo $l)" >>"$RES/chunks.txt"
+	echo "$SERVER $XPORT decoded: $d" >>"$RES/chunks.txt"
+	console "@@ CHUNKS $SERVER $XPORT (whole mount): ${d% connects=*}"
+}
+
+# ---------------------------------------------------------------- mounts
+
+need_nomount() { if is_mounted "$MNT"; then umount -f "$MNT" 2>/dev/null || umount -l "$MNT"; fi; }
+step_mount() { # mount options
+	mkdir -p "$MNT"
+	need_nomount
+	mount.nfs "$ADDR:$EXP" "$MNT" -o "$1" || fail "mount.nfs -o $1 failed"
+	need_mount
+	local line
+	line=$(awk -v m="$MNT" '$2 == m' /proc/mounts)
+	echo "$SERVER $XPORT -o $1: $line" >>"$RES/mounts.txt"
+	console "@@ MOUNT $SERVER $XPORT -o $1: $line"
+	[[ $line == *vers=3* ]] || fail "mount is not NFSv3: $line"
+	case $1 in
+	*proto=rdma*) [[ $line == *proto=rdma* ]] || fail "mount does not show proto=rdma: $line" ;;
+	*proto=tcp*) [[ $line == *proto=tcp* ]] || fail "mount does not show proto=tcp: $line" ;;
+	esac
+	mkdir -p "$W" || fail "mkdir $W failed"
+}
+do_umount() {
+	sync
+	umount.nfs "$MNT" || umount "$MNT" || fail "umount failed"
+	is_mounted "$MNT" && fail "$MNT still mounted"
+	true
+}
+step_umount() { need_mount; do_umount; }
+
+# ---------------------------------------------------------------- workload
+
+step_rw() { # size: write with dd, drop caches, read back through sha256sum
+	need_mount
+	local s=$1 f=$W/f_$1
+	dd if="$SRC/s_$s" of="$f" bs=64k conv=fsync status=none || fail "dd write failed"
+	drop_caches
+	[[ $(fsize "$f") == "$s" ]] || fail "size $(fsize "$f") after write, want $s"
+	[[ $(sum_of "$f") == "$(want_sum "s_$s")" ]] || fail "content differs after read-back"
+}
+
+step_big_write() {
+	need_mount
+	save_chunks big_write.before
+	dd if="$SRC/rand" of="$W/big" bs=1M conv=fsync status=none || fail "dd write of ${BIG_MB} MiB failed"
+	save_chunks big_write.after
+	[[ $(fsize "$W/big") == $((BIG_MB << 20)) ]] || fail "size after write is $(fsize "$W/big")"
+}
+step_big_read() {
+	need_mount
+	drop_caches
+	save_chunks big_read.before
+	local got
+	got=$(dd if="$W/big" bs=1M status=none | sha256sum) || fail "read failed"
+	save_chunks big_read.after
+	[[ ${got%% *} == "$(want_sum rand)" ]] || fail "content of the ${BIG_MB} MiB file differs"
+}
+
+step_direct() {
+	need_mount
+	local f got
+	dd if="$SRC/s_4194304" of="$W/direct4m" bs=1M oflag=direct status=none || fail "dd oflag=direct (4 MiB, bs=1M) failed"
+	# GNU dd writes the last, partial block without O_DIRECT
+	dd if="$SRC/s_1048577" of="$W/direct_odd" bs=64k oflag=direct status=none || fail "dd oflag=direct (1 MiB + 1) failed"
+	drop_caches
+	for f in direct4m:s_4194304 direct_odd:s_1048577; do
+		got=$(dd if="$W/${f%%:*}" bs=1M iflag=direct status=none | sha256sum) || fail "dd iflag=direct of ${f%%:*} failed"
+		[[ ${got%% *} == "$(want_sum "${f#*:}")" ]] || fail "O_DIRECT read-back of ${f%%:*} differs"
+	done
+}
+
+step_mkdir2000() {
+	need_mount
+	local d=$W/dir2000 i
+	mkdir "$d" || fail "mkdir failed"
+	for ((i = 1; i <= 2000; i++)); do
+		: >"$d/entry_$i" || fail "create entry_$i failed"
+	done
+}
+step_ls2000() {
+	need_mount
+	drop_caches
+	save_chunks ls.before
+	local n
+	n=$(ls "$W/dir2000" | wc -l) || fail "ls failed"
+	save_chunks ls.after
+	[[ $n == 2000 ]] || fail "ls | wc -l = $n, want 2000"
+}
+step_find2000() {
+	need_mount
+	drop_caches
+	local n
+	n=$(find "$W/dir2000" -mindepth 1 | wc -l) || fail "find failed"
+	[[ $n == 2000 ]] || fail "find count = $n, want 2000"
+	n=$(find "$W/dir2000" -mindepth 1 -type f -name 'entry_*' | wc -l)
+	[[ $n == 2000 ]] || fail "find -type f -name 'entry_*' count = $n, want 2000"
+}
+
+long_target() { # 4000 bytes: 400 components "compNNNNN/"
+	local t="" c i
+	for ((i = 0; i < 400; i++)); do printf -v c 'comp%05d/' "$i"; t+=$c; done
+	printf '%s' "${t:0:4000}"
+}
+step_symlink() {
+	need_mount
+	local t got
+	t=$(long_target)
+	((${#t} == 4000)) || fail "test bug: target length ${#t}"
+	ln -s "$t" "$W/longlink" || fail "symlink with a 4000-byte target failed"
+	drop_caches
+	got=$(readlink "$W/longlink") || fail "readlink failed"
+	[[ $got == "$t" ]] || fail "readlink returned ${#got} bytes that differ from the 4000-byte target"
+	[[ $(stat -c %s "$W/longlink") == 4000 ]] || fail "stat size of the link is $(stat -c %s "$W/longlink"), want 4000"
+	[[ $(stat -c %F "$W/longlink") == "symbolic link" ]] || fail "stat type is $(stat -c %F "$W/longlink")"
+}
+
+step_rename() {
+	need_mount
+	mkdir -p "$W/sub" || fail "mkdir sub failed"
+	cp "$SRC/s_4097" "$W/ren_a" || fail "cp failed"
+	mv "$W/ren_a" "$W/ren_b" || fail "rename in one directory failed"
+	mv "$W/ren_b" "$W/sub/ren_c" || fail "rename across directories failed"
+	drop_caches
+	[[ ! -e $W/ren_a && ! -e $W/ren_b ]] || fail "old name still exists after rename"
+	[[ $(stat -c %F "$W/sub/ren_c") == "regular file" ]] || fail "renamed file missing"
+	[[ $(sum_of "$W/sub/ren_c") == "$(want_sum s_4097)" ]] || fail "content changed by rename"
+	echo old >"$W/ren_over" && cp "$SRC/s_1023" "$W/ren_new" && mv "$W/ren_new" "$W/ren_over" || fail "rename over an existing file failed"
+	drop_caches
+	[[ ! -e $W/ren_new ]] || fail "source name still exists after rename over a file"
+	[[ $(sum_of "$W/ren_over") == "$(want_sum s_1023)" ]] || fail "rename over an existing file left the wrong content"
+}
+step_hardlink() {
+	need_mount
+	cp "$SRC/s_4096" "$W/hl_a" || fail "cp failed"
+	ln "$W/hl_a" "$W/sub/hl_b" || fail "link failed"
+	drop_caches
+	[[ $(stat -c %h "$W/hl_a") == 2 ]] || fail "link count of hl_a is $(stat -c %h "$W/hl_a"), want 2"
+	[[ $(stat -c %h "$W/sub/hl_b") == 2 ]] || fail "link count of hl_b is $(stat -c %h "$W/sub/hl_b"), want 2"
+	[[ $(stat -c %i "$W/hl_a") == $(stat -c %i "$W/sub/hl_b") ]] || fail "the two names have different inode numbers"
+	[[ $(sum_of "$W/sub/hl_b") == "$(want_sum s_4096)" ]] || fail "content through the link differs"
+	rm "$W/hl_a" || fail "unlink of one name failed"
+	drop_caches
+	[[ $(stat -c %h "$W/sub/hl_b") == 1 ]] || fail "link count after unlink is $(stat -c %h "$W/sub/hl_b"), want 1"
+}
+step_chmod() {
+	need_mount
+	local f=$W/modefile m
+	: >"$f" || fail "create failed"
+	for m in 640 4755 0 1777 600; do
+		chmod "$m" "$f" || fail "chmod $m failed"
+		drop_caches
+		[[ $(stat -c %a "$f") == "$m" ]] || fail "mode after chmod $m is $(stat -c %a "$f")"
+	done
+}
+step_chown() {
+	need_mount
+	local f=$W/ownfile
+	: >"$f" || fail "create failed"
+	chown 1234:5678 "$f" || fail "chown 1234:5678 failed"
+	drop_caches
+	[[ $(stat -c %u:%g "$f") == 1234:5678 ]] || fail "owner is $(stat -c %u:%g "$f"), want 1234:5678"
+	chown 0:0 "$f" || fail "chown back to 0:0 failed"
+	drop_caches
+	[[ $(stat -c %u:%g "$f") == 0:0 ]] || fail "owner is $(stat -c %u:%g "$f"), want 0:0"
+}
+step_touch() {
+	need_mount
+	local f=$W/timefile got
+	cp "$SRC/s_1024" "$f" || fail "cp failed"
+	touch -m -d '2001-02-03 04:05:06.123456789 UTC' "$f" || fail "touch -m -d failed"
+	drop_caches
+	got=$(stat -c %Y "$f")
+	[[ $got == 981173106 ]] || fail "mtime is $got, want 981173106 (2001-02-03 04:05:06 UTC)"
+	got=$(TZ=UTC stat -c %y "$f")
+	[[ $got == "2001-02-03 04:05:06.123456789 +0000" ]] || fail "mtime is '$got', want 2001-02-03 04:05:06.123456789 +0000"
+	touch -a -d '1999-12-31 23:59:59 UTC' "$f" || fail "touch -a -d failed"
+	drop_caches
+	got=$(stat -c %X "$f")
+	[[ $got == 946684799 ]] || fail "atime is $got, want 946684799"
+	[[ $(stat -c %Y "$f") == 981173106 ]] || fail "setting atime changed mtime"
+	[[ $(sum_of "$f") == "$(want_sum s_1024)" ]] || fail "touch changed the content"
+}
+step_truncate() {
+	need_mount
+	local f=$W/truncfile l=/tmp/truncfile.local
+	cp "$SRC/s_65536" "$f" && cp "$SRC/s_65536" "$l" || fail "cp failed"
+	truncate -s 1000 "$f" && truncate -s 1000 "$l" || fail "truncate -s 1000 failed"
+	drop_caches
+	[[ $(fsize "$f") == 1000 ]] || fail "size after truncate -s 1000 is $(fsize "$f")"
+	[[ $(sum_of "$f") == "$(sum_of "$l")" ]] || fail "content after shrinking differs"
+	truncate -s 70000 "$f" && truncate -s 70000 "$l" || fail "truncate -s 70000 failed"
+	drop_caches
+	[[ $(fsize "$f") == 70000 ]] || fail "size after truncate -s 70000 is $(fsize "$f")"
+	[[ $(sum_of "$f") == "$(sum_of "$l")" ]] || fail "content after extending differs (the new range is not zeros?)"
+	truncate -s 0 "$f" || fail "truncate -s 0 failed"
+	drop_caches
+	[[ $(fsize "$f") == 0 ]] || fail "size after truncate -s 0 is $(fsize "$f")"
+	rm -f "$l"
+}
+step_mkfifo() {
+	need_mount
+	local f=$W/fifo
+	mkfifo -m 0640 "$f" || fail "mkfifo failed"
+	drop_caches
+	[[ $(stat -c %F "$f") == fifo ]] || fail "type is '$(stat -c %F "$f")', want fifo"
+	[[ $(stat -c %a "$f") == 640 ]] || fail "fifo mode is $(stat -c %a "$f"), want 640"
+}
+
+step_concurrent_files() {
+	need_mount
+	local i pids=() bad=0
+	for i in 0 1 2 3; do
+		dd if="$SRC/q$i" of="$W/cw$i" bs=256k conv=fsync status=none &
+		pids+=($!)
+	done
+	for i in 0 1 2 3; do wait "${pids[$i]}" || bad=1; done
+	((bad == 0)) || fail "a concurrent dd failed"
+	drop_caches
+	for i in 0 1 2 3; do
+		[[ $(sum_of "$W/cw$i") == "$(want_sum "q$i")" ]] || fail "file cw$i differs"
+	done
+}
+step_concurrent_ranges() {
+	need_mount
+	local i pids=() bad=0
+	: >"$W/cwone" || fail "create failed"
+	for i in 3 1 0 2; do
+		dd if="$SRC/rand" of="$W/cwone" bs=1M skip=$((i * 4)) seek=$((i * 4)) count=4 conv=notrunc,fsync status=none &
+		pids+=($!)
+	done
+	for i in 0 1 2 3; do wait "${pids[$i]}" || bad=1; done
+	((bad == 0)) || fail "a concurrent dd failed"
+	drop_caches
+	[[ $(fsize "$W/cwone") == 16777216 ]] || fail "size is $(fsize "$W/cwone"), want 16777216"
+	[[ $(sum_of "$W/cwone") == "$(want_sum s_16777216)" ]] || fail "content of the 4-range file differs"
+}
+
+tree_listing() { # dir: type, mode, owner, size, links, link target, name, mtime of files
+	(cd "$1" && find . -printf '%y %m %U:%G %s %n %l %p ' -a \( -type f -printf '%T@\n' -o -printf '-\n' \)) |
+		sed -E 's/ ([0-9]+)\.[0-9]+$/ \1/' | LC_ALL=C sort
+}
+step_tar_tree() {
+	need_mount
+	local out
+	mkdir "$W/tree" || fail "mkdir failed"
+	tar -C "$TREE" -cf - . | tar -C "$W/tree" -xpf - || fail "tar copy failed"
+	drop_caches
+	# diff cannot compare FIFOs ("File a is a fifo while file b is a fifo");
+	# the metadata listing below checks their type
+	out=$(diff -r --no-dereference "$TREE" "$W/tree" 2>&1 | grep -Ev '^File .* is a fifo while file .* is a fifo$')
+	[[ -z $out ]] || fail "diff -r: $(head -c 200 <<<"$out")"
+	diff <(tree_listing "$TREE") <(tree_listing "$W/tree") >/tmp/tree.diff ||
+		fail "metadata differs (type/mode/owner/size/links/target/mtime): $(grep '^[<>]' /tmp/tree.diff | head -4 | tr '\n' ' ')"
+	note "$(find "$W/tree" | wc -l) entries"
+}
+
+step_rm_r() {
+	need_mount
+	rm -r "$W/dir2000" "$W/sub" "$W/tree" || fail "rm -r failed"
+	drop_caches
+	[[ ! -e $W/dir2000 && ! -e $W/sub && ! -e $W/tree ]] || fail "a removed tree still exists"
+	stat "$W/dir2000" >/dev/null 2>&1 && fail "stat of a removed directory succeeded"
+	ls "$W" | grep -Eq '^(dir2000|sub|tree)$' && fail "ls still lists a removed directory"
+	true
+}
+
+step_remount() { # umount, mount again with the same options, all data intact
+	need_mount
+	do_umount
+	mount.nfs "$ADDR:$EXP" "$MNT" -o "$1" || fail "mount again failed"
+	need_mount
+	local s
+	for s in $SIZES; do
+		[[ $(sum_of "$W/f_$s") == "$(want_sum "s_$s")" ]] || fail "f_$s differs after remount"
+	done
+	[[ $(sum_of "$W/big") == "$(want_sum rand)" ]] || fail "the ${BIG_MB} MiB file differs after remount"
+	[[ $(sum_of "$W/cwone") == "$(want_sum s_16777216)" ]] || fail "cwone differs after remount"
+	[[ $(readlink "$W/longlink") == "$(long_target)" ]] || fail "the long symlink differs after remount"
+	[[ $(stat -c %Y "$W/timefile") == 981173106 ]] || fail "mtime lost after remount"
+	[[ $(stat -c %F "$W/fifo") == fifo ]] || fail "fifo lost after remount"
+}
+
+step_server_kill() { # SIGKILL the server in the middle of a large write
+	need_mount
+	local f=$W/killfile sf=$EXP/run-$XPORT/killfile pid t sz rc at_kill total=$((KILL_MB << 20))
+	dd if="$SRC/k_$KILL_MB" of="$f" bs=1M conv=fsync status=none &
+	pid=$!
+	for ((t = 0; t < 1200; t++)); do
+		sz=$(stat -c %s "$sf" 2>/dev/null || echo 0)
+		((sz >= total / 8)) && break
+		proc_alive "$pid" || break
+		sleep 0.05
+	done
+	at_kill=$(stat -c %s "$sf" 2>/dev/null || echo 0)
+	proc_alive "$pid" || note "dd had already finished when the server was killed"
+	server_crash
+	echo "server killed with $at_kill of $total bytes in the server's file"
+	sleep 1
+	server_restart
+	# hard mount: the client resends and dd completes
+	for ((t = 0; t < 2400; t++)); do
+		proc_alive "$pid" || break
+		sleep 0.1
+	done
+	if proc_alive "$pid"; then
+		kill -9 "$pid"
+		fail "dd did not finish within 240 s after the restart"
+	fi
+	rc=0
+	wait "$pid" || rc=$?
+	((rc == 0)) || fail "dd exited $rc after the restart"
+	drop_caches
+	[[ $(fsize "$f") == "$total" ]] || fail "size after restart is $(fsize "$f"), want $total"
+	[[ $(fsize "$sf") == "$total" ]] || fail "server-side size after restart is $(fsize "$sf"), want $total"
+	[[ $(sum_of "$f") == "$(want_sum "k_$KILL_MB")" ]] || fail "content written across the restart differs"
+	note "killed with $((at_kill >> 20)) of $KILL_MB MiB in the server's file"
+}
+
+step_cleanup() {
+	need_mount
+	rm -rf "$W" || fail "rm -rf of the work directory failed"
+	drop_caches
+	[[ ! -e $W ]] || fail "work directory still exists"
+}
+
+step_verbs() {
+	[[ -x /share/bin/verbs-hw.test ]] || skip "no /share/bin/verbs-hw.test"
+	ulimit -l unlimited
+	(cd /tmp && GONFSRDMA_RDMA_ADDR=$ADDR /share/bin/verbs-hw.test -test.v -test.timeout 150s) >"$RES/verbs-hw.log" 2>&1 ||
+		fail "verbs-hw.test failed: $(grep -E '^(--- FAIL|FAIL|panic)' "$RES/verbs-hw.log" | head -3 | tr '\n' ' ')"
+	note "$(grep -c '^--- PASS' "$RES/verbs-hw.log") tests passed"
+}
+
+# ---------------------------------------------------------------- driver
+
+T0=$EPOCHREALTIME
+LIMIT=$(cat /share/guest/timeout 2>/dev/null || echo 600)
+DEADLINE=0 # end of the current server's share of the time limit (seconds, EPOCHREALTIME)
+FAILED=0
+now() { local t=${EPOCHREALTIME%.*}; echo "$t"; }
+
+# run_step SERVER TRANSPORT NAME TIMEOUT FUNC ARGS...
+# With DEADLINE set, a step that would start after it is not run (FAIL) and
+# its timeout is cut to the time left; TIMEOUT prefixed with "!" ignores the
+# deadline (teardown).
+run_step() {
+	local srv=$1 xp=$2 name=$3 tmo=$4 rc=0 t0 t1 ms st reason="" pid wd left force=0
+	shift 4
+	if [[ $tmo == !* ]]; then force=1 tmo=${tmo#!}; fi
+	if ((DEADLINE > 0 && !force)); then
+		left=$((DEADLINE - $(now)))
+		if ((left < 5)); then
+			printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$srv" "$xp" "$name" FAIL 0 "not run: the server's share of the guest time limit ran out" >>"$ROWS"
+			echo "@@ ROW $srv $xp | $name | FAIL | not run (out of time)"
+			FAILED=1
+			return 1
+		fi
+		((tmo > left)) && tmo=$left
+	fi
+	rm -f /tmp/reason /tmp/timedout
+	echo "=== [$srv/$xp] $name ($(date -u +%T))" >>"$LOG"
+	t0=$EPOCHREALTIME
+	(
+		set +m
+		SERVER=$srv XPORT=$xp W=$MNT/run-$xp
+		"$@"
+	) >>"$LOG" 2>&1 </dev/null &
+	pid=$!
+	(
+		sleep "$tmo"
+		: >/tmp/timedout
+		kill -TERM -- "-$pid" 2>/dev/null
+		sleep 5
+		kill -KILL -- "-$pid" 2>/dev/null
+	) >/dev/null 2>&1 </dev/null &
+	wd=$!
+	wait "$pid" || rc=$?
+	kill -- "-$wd" 2>/dev/null
+	wait "$wd" 2>/dev/null
+	t1=$EPOCHREALTIME
+	ms=$(((${t1/./} - ${t0/./}) / 1000))
+	[[ -s /tmp/reason ]] && reason=$(head -c 400 /tmp/reason | tr '\t\n' '  ' | sed 's/ *$//')
+	st=PASS
+	if [[ -e /tmp/timedout ]]; then
+		st=FAIL reason="timed out after ${tmo}s${reason:+; $reason}"
+	elif ((rc == 77)); then
+		st=SKIP
+	elif ((rc != 0)); then
+		st=FAIL
+		[[ -n $reason ]] || reason="exit status $rc (see workload.log)"
+	fi
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$srv" "$xp" "$name" "$st" "$ms" "$reason" >>"$ROWS"
+	echo "@@ ROW $srv $xp | $name | $st | $ms ms${reason:+ | $reason}"
+	[[ $st == FAIL ]] && FAILED=1
+	[[ $st != FAIL ]]
+}
+S() { run_step "$SERVER" "$@"; } # transport name timeout func args...
+
+workload() { # transport mount-options
+	local xp=$1 opts=$2 s
+	S "$xp" "mount" 60 step_mount "$opts" || return 1
+	for s in $SIZES; do
+		S "$xp" "write+read $s B" "$STEP_TIMEOUT" step_rw "$s"
+	done
+	S "$xp" "write ${BIG_MB} MiB" "$BIG_TIMEOUT" step_big_write
+	S "$xp" "read ${BIG_MB} MiB" "$BIG_TIMEOUT" step_big_read
+	if [[ $xp == rdma ]]; then
+		S "$xp" "Read chunks used by the ${BIG_MB} MiB write" 10 step_chunk_check big_write 1 "read_chunks"
+		S "$xp" "Write chunks used by the ${BIG_MB} MiB read" 10 step_chunk_check big_read 2 "write_chunks"
+	fi
+	S "$xp" "O_DIRECT write+read (4 MiB, 1 MiB+1)" "$STEP_TIMEOUT" step_direct
+	S "$xp" "create 2000 entries" "$BIG_TIMEOUT" step_mkdir2000
+	S "$xp" "ls 2000 entries" "$STEP_TIMEOUT" step_ls2000
+	[[ $xp == rdma ]] && S "$xp" "Reply chunks used by the 2000-entry listing" 10 step_chunk_check ls 3 "reply_chunks"
+	S "$xp" "find 2000 entries" "$STEP_TIMEOUT" step_find2000
+	S "$xp" "symlink 4000-byte target" "$STEP_TIMEOUT" step_symlink
+	S "$xp" "rename" "$STEP_TIMEOUT" step_rename
+	S "$xp" "hard link" "$STEP_TIMEOUT" step_hardlink
+	S "$xp" "chmod" "$STEP_TIMEOUT" step_chmod
+	S "$xp" "chown" "$STEP_TIMEOUT" step_chown
+	S "$xp" "touch -d (mtime, atime)" "$STEP_TIMEOUT" step_touch
+	S "$xp" "truncate" "$STEP_TIMEOUT" step_truncate
+	S "$xp" "mkfifo" "$STEP_TIMEOUT" step_mkfifo
+	S "$xp" "4 concurrent writers, distinct files" "$BIG_TIMEOUT" step_concurrent_files
+	S "$xp" "4 concurrent writers, one file" "$BIG_TIMEOUT" step_concurrent_ranges
+	S "$xp" "tar tree copy + diff -r" "$BIG_TIMEOUT" step_tar_tree
+	S "$xp" "rm -r" "$STEP_TIMEOUT" step_rm_r
+	S "$xp" "umount + mount, data intact" "$BIG_TIMEOUT" step_remount "$opts"
+	S "$xp" "server killed mid-write, client completes" "$BIG_TIMEOUT" step_server_kill
+	[[ $xp == rdma ]] && S "$xp" "xprt: rdma counters" 10 step_show_chunks
+	S "$xp" "rm -rf work directory" "$STEP_TIMEOUT" step_cleanup
+	S "$xp" "umount" 60 step_umount
+}
+
+phase() { # one server: start, every transport, stop
+	local xp
+	S setup "server start" 120 step_server_start || {
+		echo "@@ INFO $SERVER did not start: skipping its workload"
+		S teardown "server stop" '!30' step_server_stop
+		return 1
+	}
+	for xp in $TRANSPORTS; do
+		case $xp in
+		rdma)
+			# NFS on the default port 20049, MOUNT over TCP found through rpcbind
+			workload rdma "vers=3,proto=rdma,nolock"
+			# the same with every port given (no rpcbind needed)
+			if S rdma "mount -o port=20049,mountport=20048,mountproto=tcp" 60 \
+				step_mount "vers=3,proto=rdma,port=20049,mountport=20048,mountproto=tcp,nolock"; then
+				S rdma "write+read 1048577 B (explicit ports)" "$STEP_TIMEOUT" step_rw 1048577
+				S rdma "rm -rf work directory (explicit ports)" "$STEP_TIMEOUT" step_cleanup
+				S rdma "umount (explicit ports)" 60 step_umount
+			fi
+			;;
+		tcp) workload tcp "vers=3,proto=tcp,nolock" ;;
+		*) echo "@@ INFO unknown transport $xp" ;;
+		esac
+		# a step that failed may have left the mount behind
+		if is_mounted "$MNT"; then
+			echo "@@ INFO forcing umount of a left-over mount"
+			timeout 30 umount -f "$MNT" || umount -l "$MNT"
+		fi
+	done
+	S teardown "server stop" '!30' step_server_stop
+}
+
+main() {
+	local n i
+	exec 2>>"$LOG" # job-control notices go to the log, not the console
+	mkdir -p "$RES"
+	: >"$ROWS"
+	echo "@@ INFO servers '$SERVERS', transports '$TRANSPORTS', big file ${BIG_MB} MiB, guest limit ${LIMIT}s"
+	run_step setup setup "generate sources" "$BIG_TIMEOUT" step_sources || {
+		echo "@@ INFO cannot generate the sources"
+		return 1
+	}
+	load_sums
+	if [[ $RUN_VERBS == 1 ]]; then
+		run_step verbs rdma "verbs-hw.test" 240 step_verbs
+	fi
+	set -- $SERVERS
+	n=$#
+	for ((i = 1; i <= n; i++)); do
+		SERVER=${!i}
+		# an equal share of what is left, keeping 40 s for teardown + poweroff
+		DEADLINE=$((${T0%.*} + LIMIT - 40))
+		DEADLINE=$(($(now) + (DEADLINE - $(now)) / (n - i + 1)))
+		echo "@@ INFO $SERVER: $((DEADLINE - $(now))) s of the guest time limit"
+		phase
+	done
+	return 0
+}
+
+set -m # each step runs in its own process group, so its watchdog can kill it whole
+main
+rc=$?
+((FAILED)) && rc=1
+exit $rc

@@ -1,0 +1,276 @@
+#!/bin/bash
+# run.sh: the kernel-VM conformance run (`make test-kernel`).
+#
+# Boots Debian bookworm's own kernel under qemu (software emulation) with
+# Soft-RoCE once; inside, the servers under test run one after the other (the
+# kernel's nfsd as reference, then gonfsrdma), each mounted by the kernel NFS
+# client over RDMA and TCP and put through the checked workload
+# (guest/test.sh). Prints every row, the mount lines, the RPC-over-RDMA chunk
+# counters, a side-by-side timing table and the rows where gonfsrdma differs
+# from knfsd. Environment variables: see README.md.
+#
+# Exit status: 0 when every row of every server that ran passed (and, with
+# GONFSRDMA_REQUIRE=1, gonfsrdma was built and ran); 1 on a failed row, a
+# difference or a guest failure; 2 on a usage or set-up error.
+set -euo pipefail
+
+T_START=$(date +%s)
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=${GONFSRDMA_REPO:-$(cd "$HERE/../.." && pwd)}
+CACHE=${GONFSRDMA_KERNEL_CACHE:-$HOME/.cache/gonfsrdma-kernel}
+export GONFSRDMA_KERNEL_CACHE=$CACHE
+SERVERS=${GONFSRDMA_KERNEL_SERVERS:-knfsd gonfsrdma}
+TRANSPORTS=${GONFSRDMA_KERNEL_TRANSPORTS:-rdma tcp}
+REQUIRE=${GONFSRDMA_REQUIRE:-0}
+MEM=${GONFSRDMA_KERNEL_MEM:-2048}
+BOOT_TIMEOUT=${GONFSRDMA_KERNEL_TIMEOUT:-780}
+BIG_MB=${GONFSRDMA_KERNEL_BIG_MB:-64}
+KILL_MB=${GONFSRDMA_KERNEL_KILL_MB:-32}
+STEP_TIMEOUT=${GONFSRDMA_KERNEL_STEP_TIMEOUT:-120}
+BIG_TIMEOUT=${GONFSRDMA_KERNEL_BIG_TIMEOUT:-300}
+OUT=${GONFSRDMA_KERNEL_OUT:-$CACHE/runs/$(date +%Y%m%d-%H%M%S)}
+
+log() { printf '[kernel-vm] %s\n' "$*"; }
+die() { printf '[kernel-vm] ERROR: %s\n' "$*" >&2; exit 2; }
+isnum() { [[ $1 =~ ^[0-9]+$ ]]; }
+
+isnum "$BOOT_TIMEOUT" && ((BOOT_TIMEOUT >= 120)) || die "GONFSRDMA_KERNEL_TIMEOUT must be >= 120 (seconds)"
+isnum "$MEM" && ((MEM >= 1024)) || die "GONFSRDMA_KERNEL_MEM must be >= 1024 (MiB)"
+isnum "$BIG_MB" && ((BIG_MB >= 16)) || die "GONFSRDMA_KERNEL_BIG_MB must be >= 16"
+isnum "$KILL_MB" && ((KILL_MB >= 8 && KILL_MB <= BIG_MB)) || die "GONFSRDMA_KERNEL_KILL_MB must be 8..GONFSRDMA_KERNEL_BIG_MB"
+isnum "$STEP_TIMEOUT" && isnum "$BIG_TIMEOUT" || die "step timeouts must be seconds"
+[[ -n $SERVERS ]] || die "GONFSRDMA_KERNEL_SERVERS is empty"
+for s in $SERVERS; do [[ $s == knfsd || $s == gonfsrdma ]] || die "unknown server '$s' in GONFSRDMA_KERNEL_SERVERS (knfsd, gonfsrdma)"; done
+for s in $TRANSPORTS; do [[ $s == rdma || $s == tcp ]] || die "unknown transport '$s' in GONFSRDMA_KERNEL_TRANSPORTS (rdma, tcp)"; done
+has() { [[ " $1 " == *" $2 "* ]]; }
+
+mkdir -p "$OUT" || die "cannot create $OUT"
+OUT=$(cd "$OUT" && pwd)
+log "results in $OUT"
+
+# --- qemu --------------------------------------------------------------------
+if ! command -v qemu-system-x86_64 >/dev/null; then
+	log "installing qemu-system-x86"
+	timeout 600 apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=300 qemu-system-x86 >"$OUT/qemu-install.log" 2>&1 ||
+		die "apt-get install qemu-system-x86 failed (see $OUT/qemu-install.log)"
+fi
+
+# --- guest -------------------------------------------------------------------
+t0=$(date +%s)
+GUEST=$("$HERE/build-guest.sh" | tail -n 1) || die "build-guest.sh failed"
+[[ -s $GUEST/vmlinuz && -s $GUEST/initramfs.cpio.gz ]] || die "build-guest.sh gave no guest"
+T_GUEST=$(($(date +%s) - t0))
+log "guest: $GUEST ($(cat "$GUEST/kernel-version"), ${T_GUEST}s)"
+
+# --- gonfsrdma binary ----------------------------------------------------------
+GONF_STATUS="not requested"
+GONF_BIN=""
+if has "$SERVERS" gonfsrdma; then
+	mkdir -p "$OUT/bin"
+	if [[ -n ${GONFSRDMA_BIN:-} ]]; then
+		[[ -x $GONFSRDMA_BIN ]] || die "GONFSRDMA_BIN=$GONFSRDMA_BIN is not an executable"
+		cp "$GONFSRDMA_BIN" "$OUT/bin/gonfsrdma"
+		GONF_BIN=$OUT/bin/gonfsrdma GONF_STATUS="prebuilt $GONFSRDMA_BIN"
+	elif ! compgen -G "$REPO/cmd/gonfsrdma/*.go" >/dev/null; then
+		GONF_STATUS="not built: $REPO/cmd/gonfsrdma has no Go files yet"
+	elif ! command -v go >/dev/null; then
+		GONF_STATUS="not built: no go toolchain on PATH"
+	else
+		log "building gonfsrdma (CGO_ENABLED=1 go build ./cmd/gonfsrdma)"
+		if (cd "$REPO" && CGO_ENABLED=1 timeout 600 go build -o "$OUT/bin/gonfsrdma" ./cmd/gonfsrdma) >"$OUT/gonfsrdma-build.log" 2>&1; then
+			GONF_BIN=$OUT/bin/gonfsrdma
+			GONF_STATUS="built from $REPO ($(cd "$REPO" && git rev-parse --short HEAD 2>/dev/null || echo '?'))"
+		else
+			GONF_STATUS="not built: go build failed: $(grep -v '^#' "$OUT/gonfsrdma-build.log" | head -n 3 | tr '\n' ' ')(full log: $OUT/gonfsrdma-build.log; cgo needs libibverbs-dev and librdmacm-dev on the host)"
+		fi
+	fi
+	log "gonfsrdma: $GONF_STATUS"
+fi
+
+# --- verbs hardware test (optional) ------------------------------------------
+VERBS_BIN=""
+if [[ -n ${GONFSRDMA_VERBS_TEST:-} ]]; then
+	[[ -x $GONFSRDMA_VERBS_TEST ]] || die "GONFSRDMA_VERBS_TEST=$GONFSRDMA_VERBS_TEST is not an executable"
+	mkdir -p "$OUT/bin" && cp "$GONFSRDMA_VERBS_TEST" "$OUT/bin/verbs-hw.test" && VERBS_BIN=$OUT/bin/verbs-hw.test
+elif [[ ${GONFSRDMA_KERNEL_VERBS:-1} == 1 ]] && command -v go >/dev/null && grep -qs 'rdmahw' "$REPO"/verbs/*_test.go; then
+	mkdir -p "$OUT/bin"
+	if (cd "$REPO" && CGO_ENABLED=1 timeout 600 go test -c -tags rdmahw -o "$OUT/bin/verbs-hw.test" ./verbs/) >"$OUT/verbs-build.log" 2>&1 &&
+		[[ -x $OUT/bin/verbs-hw.test ]]; then
+		VERBS_BIN=$OUT/bin/verbs-hw.test
+	else
+		log "verbs-hw.test: not built (see $OUT/verbs-build.log)"
+	fi
+fi
+[[ -n $VERBS_BIN ]] && log "verbs-hw.test: runs in the guest before the servers"
+
+# --- one guest boot; the servers run one after the other in it ---------------
+RUN_SERVERS=""
+for srv in $SERVERS; do
+	[[ $srv == gonfsrdma && -z $GONF_BIN ]] && continue
+	RUN_SERVERS+="${RUN_SERVERS:+ }$srv"
+done
+share=$OUT/share
+rm -rf "$share"
+mkdir -p "$share/guest" "$share/bin" "$share/results"
+install -m 0755 "$HERE/guest/test.sh" "$share/guest/test.sh"
+[[ -n $GONF_BIN ]] && install -m 0755 "$GONF_BIN" "$share/bin/gonfsrdma"
+[[ -n $VERBS_BIN ]] && install -m 0755 "$VERBS_BIN" "$share/bin/verbs-hw.test"
+{
+	echo "SERVERS=\"$RUN_SERVERS\""
+	echo "TRANSPORTS=\"$TRANSPORTS\""
+	echo "RUN_VERBS=$([[ -n $VERBS_BIN ]] && echo 1 || echo 0)"
+	echo "BIG_MB=$BIG_MB"
+	echo "KILL_MB=$KILL_MB"
+	echo "STEP_TIMEOUT=$STEP_TIMEOUT"
+	echo "BIG_TIMEOUT=$BIG_TIMEOUT"
+	printf 'GONFSRDMA_ARGS=%q\n' "${GONFSRDMA_ARGS:-}"
+} >"$share/guest/config"
+echo $((BOOT_TIMEOUT - 30)) >"$share/guest/timeout"
+
+BOOT_RESULT="not run"
+T_BOOT=0
+if [[ -n $RUN_SERVERS ]]; then
+	log "booting the guest for: $RUN_SERVERS (qemu limit ${BOOT_TIMEOUT}s)"
+	tb=$(date +%s)
+	set +e
+	timeout -k 15 "$BOOT_TIMEOUT" qemu-system-x86_64 \
+		-machine q35 -accel tcg,thread=multi -cpu max -smp 2 -m "$MEM" \
+		-nographic -no-reboot -nic none \
+		-kernel "$GUEST/vmlinuz" -initrd "$GUEST/initramfs.cpio.gz" \
+		-append "console=ttyS0 panic=-1 quiet" \
+		-fsdev "local,id=fs0,path=$share,security_model=none" \
+		-device virtio-9p-pci,fsdev=fs0,mount_tag=share \
+		</dev/null 2>&1 | tr -d '\r' | tee "$OUT/console.log" | sed -un 's/^@@ /  /p'
+	qrc=${PIPESTATUS[0]}
+	set -e
+	T_BOOT=$(($(date +%s) - tb))
+	status=$(cat "$share/status" 2>/dev/null || echo "no status file")
+	if ((qrc == 124 || qrc == 137)); then
+		BOOT_RESULT="FAILED: qemu killed at its ${BOOT_TIMEOUT}s limit ($status)"
+	elif [[ $status != "done rc=0" && $status != "done rc=1" ]]; then
+		BOOT_RESULT="FAILED: $status (qemu exit $qrc, ${T_BOOT}s)"
+	else
+		BOOT_RESULT="completed in ${T_BOOT}s ($status)"
+	fi
+	log "guest: $BOOT_RESULT"
+	if [[ $BOOT_RESULT == FAILED* ]]; then
+		log "last console lines:"
+		grep -av '^@@' "$OUT/console.log" | tail -n 15 | sed 's/^/    /'
+	fi
+fi
+
+# --- report ------------------------------------------------------------------
+RES=$share/results
+ALL=$OUT/rows.tsv
+cp "$RES/rows.tsv" "$ALL" 2>/dev/null || : >"$ALL"
+
+echo
+echo "================ rows ================"
+awk -F'\t' '{ printf "%-4s %-9s %-8s %-50s %7.2fs %s\n", $4, $1, $2, $3, $5 / 1000, $6 }' "$ALL"
+
+echo
+echo "================ mounts (/proc/mounts) ================"
+cat "$RES/mounts.txt" 2>/dev/null || echo "(none)"
+
+echo
+echo "================ RPC-over-RDMA counters (xprt: rdma line of /proc/self/mountstats) ================"
+awk -F'\t' '$3 ~ /chunks used by/ { printf "%-9s %-4s %-45s %s\n", $1, $4, $3, $6 }' "$ALL"
+grep decoded "$RES/chunks.txt" 2>/dev/null || true
+
+if [[ -n $VERBS_BIN ]]; then
+	echo
+	echo "================ verbs-hw.test (log: $RES/verbs-hw.log) ================"
+	awk -F'\t' '$1 == "verbs" { printf "%s %s %s\n", $4, $3, $6 }' "$ALL"
+fi
+
+echo
+echo "================ timings in seconds, P/F/S = PASS/FAIL/SKIP (ratio = gonfsrdma / knfsd) ================"
+awk -F'\t' '
+	function cell(s, x,   k) {
+		k = s SUBSEP x SUBSEP step[i]
+		if (!(k in st)) return "-"
+		return sprintf("%s %.2f", substr(st[k], 1, 1), ms[k] / 1000)
+	}
+	function ratio(x,   a, b) {
+		a = "knfsd" SUBSEP x SUBSEP step[i]; b = "gonfsrdma" SUBSEP x SUBSEP step[i]
+		if (!(a in ms) || !(b in ms) || ms[a] == 0) return "-"
+		return sprintf("%.2f", ms[b] / ms[a])
+	}
+	$1 == "knfsd" || $1 == "gonfsrdma" {
+		# setup/teardown rows are shown in the rdma columns, prefixed
+		x = ($2 == "tcp") ? "tcp" : "rdma"
+		name = ($2 == "rdma" || $2 == "tcp") ? $3 : $2 ": " $3
+		k = $1 SUBSEP x SUBSEP name
+		st[k] = $4; ms[k] = $5; tot[$1 SUBSEP x] += $5
+		if (!(name in seen)) { seen[name] = 1; step[++n] = name }
+	}
+	END {
+		fmt = "%-50s | %-10s %-10s %-5s | %-10s %-10s %-5s\n"
+		printf fmt, "step", "knfsd-rdma", "gonf-rdma", "ratio", "knfsd-tcp", "gonf-tcp", "ratio"
+		for (i = 1; i <= n; i++)
+			printf fmt, substr(step[i], 1, 50), cell("knfsd", "rdma"), cell("gonfsrdma", "rdma"), ratio("rdma"),
+				cell("knfsd", "tcp"), cell("gonfsrdma", "tcp"), ratio("tcp")
+		printf fmt, "total", sprintf("%.1f", tot["knfsd", "rdma"] / 1000), sprintf("%.1f", tot["gonfsrdma", "rdma"] / 1000), "",
+			sprintf("%.1f", tot["knfsd", "tcp"] / 1000), sprintf("%.1f", tot["gonfsrdma", "tcp"] / 1000), ""
+	}' "$ALL"
+
+rc=0
+echo
+echo "================ servers ================"
+for srv in $SERVERS; do
+	if has "$RUN_SERVERS" "$srv"; then
+		printf '%-10s %s PASS, %s FAIL, %s SKIP\n' "$srv:" \
+			"$(awk -F'\t' -v s="$srv" '$1 == s && $4 == "PASS"' "$ALL" | wc -l)" \
+			"$(awk -F'\t' -v s="$srv" '$1 == s && $4 == "FAIL"' "$ALL" | wc -l)" \
+			"$(awk -F'\t' -v s="$srv" '$1 == s && $4 == "SKIP"' "$ALL" | wc -l)"
+	else
+		printf '%-10s not run\n' "$srv:"
+	fi
+done
+has "$SERVERS" gonfsrdma && echo "gonfsrdma binary: $GONF_STATUS"
+echo "guest: $BOOT_RESULT"
+[[ $BOOT_RESULT == FAILED* ]] && rc=1
+
+if has "$RUN_SERVERS" knfsd && has "$RUN_SERVERS" gonfsrdma; then
+	echo
+	echo "================ differences: rows that pass on knfsd and not on gonfsrdma ================"
+	diffs=$(awk -F'\t' '
+		$1 == "knfsd" || $1 == "gonfsrdma" {
+			k = $2 SUBSEP $3; st[$1, k] = $4; r[$1, k] = $6
+			if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
+		}
+		END {
+			for (i = 1; i <= n; i++) {
+				k = ord[i]
+				if (st["knfsd", k] == "PASS" && st["gonfsrdma", k] != "PASS") {
+					split(k, p, SUBSEP)
+					g = (("gonfsrdma", k) in st) ? st["gonfsrdma", k] : "NOT RUN"
+					printf "DIFF %-9s %-50s gonfsrdma: %s %s\n", p[1], p[2], g, r["gonfsrdma", k]
+				}
+			}
+		}' "$ALL")
+	if [[ -n $diffs ]]; then
+		echo "$diffs"
+		rc=1
+	else
+		echo "none"
+	fi
+fi
+
+echo
+nfail=$(awk -F'\t' '$4 == "FAIL"' "$ALL" | wc -l)
+npass=$(awk -F'\t' '$4 == "PASS"' "$ALL" | wc -l)
+nskip=$(awk -F'\t' '$4 == "SKIP"' "$ALL" | wc -l)
+((nfail > 0)) && rc=1
+[[ -n $RUN_SERVERS && ! -s $ALL ]] && rc=1
+if [[ $REQUIRE == 1 ]] && has "$SERVERS" gonfsrdma && ! has "$RUN_SERVERS" gonfsrdma; then
+	echo "GONFSRDMA_REQUIRE=1: gonfsrdma did not run ($GONF_STATUS)"
+	rc=1
+fi
+echo "rows: $npass passed, $nfail failed, $nskip skipped; results in $OUT"
+echo "total time: $(($(date +%s) - T_START))s (guest build ${T_GUEST}s, guest run ${T_BOOT}s)"
+# keep the five newest runs
+if [[ -z ${GONFSRDMA_KERNEL_OUT:-} ]]; then
+	ls -1dt "$CACHE"/runs/*/ 2>/dev/null | tail -n +6 | xargs -r rm -rf
+fi
+exit $rc
