@@ -421,8 +421,8 @@ func TestExportsTransportsRDMA(t *testing.T) {
 }
 
 // TestExportsSecFlavor: sec=none admits AUTH_NONE (as anonuid) and
-// refuses AUTH_SYS; sec=sys the reverse; sec=sys:none both. MNT lists the
-// flavors in the admin's order.
+// refuses AUTH_SYS with AUTH_TOOWEAK (RFC 2623 section 2.3.2); sec=sys the
+// reverse; sec=sys:none both. MNT lists the flavors in the admin's order.
 func TestExportsSecFlavor(t *testing.T) {
 	noneDir := exportDir(t, 0o777)
 	sysDir := exportDir(t, 0o777)
@@ -438,30 +438,52 @@ func TestExportsSecFlavor(t *testing.T) {
 	for _, tc := range []struct {
 		dir        string
 		flavors    []uint32
-		none, sysc wire.Status
+		none, sysc bool
 	}{
-		{noneDir, []uint32{oncrpc.AuthNone}, wire.OK, wire.ErrAcces},
-		{sysDir, []uint32{oncrpc.AuthSys}, wire.ErrAcces, wire.OK},
-		{bothDir, []uint32{oncrpc.AuthSys, oncrpc.AuthNone}, wire.OK, wire.OK},
+		{noneDir, []uint32{oncrpc.AuthNone}, true, false},
+		{sysDir, []uint32{oncrpc.AuthSys}, false, true},
+		{bothDir, []uint32{oncrpc.AuthSys, oncrpc.AuthNone}, true, true},
 	} {
 		root, flavors := mnt(t, mc, tc.dir)
 		if !slices.Equal(flavors, tc.flavors) {
 			t.Errorf("MNT %s flavors = %v, want %v", tc.dir, flavors, tc.flavors)
 		}
 		_, err := anon.Create(ctx, root, "anon", unchecked(0o644))
-		wantStatus(t, "AUTH_NONE CREATE in "+tc.dir, err, tc.none)
+		wantFlavor(t, "AUTH_NONE CREATE in "+tc.dir, err, tc.none)
 		_, err = sys.Create(ctx, root, "sys", unchecked(0o644))
-		wantStatus(t, "AUTH_SYS CREATE in "+tc.dir, err, tc.sysc)
-		if tc.none == wire.OK {
+		wantFlavor(t, "AUTH_SYS CREATE in "+tc.dir, err, tc.sysc)
+		if _, err := os.Lstat(filepath.Join(tc.dir, "anon")); (err == nil) != tc.none {
+			t.Errorf("AUTH_NONE file in %s exists: %v, want %v", tc.dir, err == nil, tc.none)
+		}
+		if _, err := os.Lstat(filepath.Join(tc.dir, "sys")); (err == nil) != tc.sysc {
+			t.Errorf("AUTH_SYS file in %s exists: %v, want %v", tc.dir, err == nil, tc.sysc)
+		}
+		if tc.none {
 			if uid, gid := ownerOf(t, filepath.Join(tc.dir, "anon")); uid != 65534 || gid != 65534 {
 				t.Errorf("AUTH_NONE file owned by %d:%d, want 65534:65534", uid, gid)
 			}
 		}
-		if tc.sysc == wire.OK {
+		if tc.sysc {
 			if uid, gid := ownerOf(t, filepath.Join(tc.dir, "sys")); uid != 1000 || gid != 1000 {
 				t.Errorf("AUTH_SYS file owned by %d:%d, want 1000:1000", uid, gid)
 			}
 		}
+	}
+}
+
+// wantFlavor checks that a call succeeded when its flavor is allowed and
+// was refused with MSG_DENIED AUTH_ERROR AUTH_TOOWEAK when it is not.
+func wantFlavor(t *testing.T, what string, err error, allowed bool) {
+	t.Helper()
+	if allowed {
+		if err != nil {
+			t.Errorf("%s: %v, want success", what, err)
+		}
+		return
+	}
+	var re *oncrpc.RejectError
+	if !errors.As(err, &re) || re.RejectStat != oncrpc.AuthErrorStat || re.AuthStat != oncrpc.AuthTooWeak {
+		t.Errorf("%s: %v, want AUTH_ERROR AUTH_TOOWEAK", what, err)
 	}
 }
 

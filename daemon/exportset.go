@@ -182,7 +182,13 @@ func (st *exportState) authorize(call *oncrpc.Call, e *nfs.Export) (nfs.Cred, bo
 	}
 	o := &rule.Options
 	t := transportOf(call.Conn.Transport)
-	if !o.AllowsTransport(t) || !o.AllowsFlavor(call.Cred.Flavor) {
+	if !o.AllowsTransport(t) {
+		return nfs.Cred{}, true, wire.ErrAcces
+	}
+	if !o.AllowsFlavor(call.Cred.Flavor) {
+		// RFC 2623 section 2.3.2: the flavor is not one the export
+		// allows for this client.
+		call.RejectAuth(oncrpc.AuthTooWeak)
 		return nfs.Cred{}, true, wire.ErrAcces
 	}
 	if !o.PortOK(t, int(call.Conn.Remote.Port())) {

@@ -69,7 +69,16 @@ type Call struct {
 	Unix    AuthSysCred
 	HasUnix bool
 	Conn    *ConnInfo
+
+	authReject AuthStat
 }
+
+// RejectAuth makes the dispatcher answer the call with MSG_DENIED
+// AUTH_ERROR stat instead of the results the handler appends: a handler
+// that finds the credential too weak for what it names (RFC 2623 section
+// 2.3.2: an export that does not allow the call's flavor) calls it and
+// returns normally.
+func (c *Call) RejectAuth(stat AuthStat) { c.authReject = stat }
 
 // ArgsReader returns an XDR reader over the arguments, reusing r.
 func (c *Call) ArgsReader(r *xdr.Reader) *xdr.Reader {

@@ -111,6 +111,9 @@ func (d *Dispatcher) Dispatch(ctx context.Context, msg []byte, conn *ConnInfo, c
 func (d *Dispatcher) run(ctx context.Context, proc *Procedure, call *Call, reply *Reply) {
 	reply.Head = AppendAcceptedHeader(reply.Head, call.XID, Success)
 	err := proc.Handler(ctx, call, reply)
+	if err == nil && call.authReject != AuthOK {
+		err = &AuthError{Stat: call.authReject}
+	}
 	if err == nil {
 		return
 	}
