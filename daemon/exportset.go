@@ -3,7 +3,10 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"path"
+	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -225,9 +228,13 @@ func (st *exportState) exportList() []mount.Export {
 
 func (st *exportState) mount(call *oncrpc.Call, dirpath string) ([]byte, []uint32, mount.Stat) {
 	set := st.cur.Load()
-	e := set.table.Lookup(dirpath)
+	e, rest := set.table.Lookup(path.Clean(dirpath)), ""
 	if e == nil {
-		return nil, nil, mount.StatNoEnt
+		// As mountd: a directory below an export mounts with that
+		// export's rules; the longest exported prefix wins.
+		if e, rest = longestExportPrefix(set.table, dirpath); e == nil {
+			return nil, nil, mount.StatNoEnt
+		}
 	}
 	rule, ok := e.Match(call.Conn.Remote.Addr().Unmap())
 	if !ok {
@@ -238,9 +245,60 @@ func (st *exportState) mount(call *oncrpc.Call, dirpath string) ([]byte, []uint3
 		st.log.Info("mount refused: insecure source port", zap.String("path", dirpath), zap.Stringer("client", call.Conn.Remote))
 		return nil, nil, mount.StatAcces
 	}
-	fh, ok := st.nfs.RootHandle(set.byPath[e.Path].nfs.FSID)
-	if !ok {
-		return nil, nil, mount.StatServerFault
+	ent := set.byPath[e.Path]
+	if rest == "" {
+		fh, ok := st.nfs.RootHandle(ent.nfs.FSID)
+		if !ok {
+			return nil, nil, mount.StatServerFault
+		}
+		return fh, rule.Options.Flavors, mount.StatOK
 	}
-	return fh, rule.Options.Flavors, mount.StatOK
+	h, stat := walkDir(ent.nfs.FS, rest)
+	if stat != mount.StatOK {
+		return nil, nil, stat
+	}
+	return nfs.HandleFor(&ent.nfs, h), rule.Options.Flavors, mount.StatOK
+}
+
+// longestExportPrefix finds the export whose path is the longest proper
+// prefix (by whole components) of p, and the rest of p below it.
+func longestExportPrefix(t *exports.Table, p string) (*exports.Export, string) {
+	p = path.Clean(p)
+	var best *exports.Export
+	for _, e := range t.Exports {
+		root := e.Path
+		if root != "/" && !strings.HasPrefix(p, root+"/") {
+			continue
+		}
+		if best == nil || len(root) > len(best.Path) {
+			best = e
+		}
+	}
+	if best == nil {
+		return nil, ""
+	}
+	return best, strings.TrimPrefix(strings.TrimPrefix(p, best.Path), "/")
+}
+
+// walkDir looks up the components of rel below the root of fs, without
+// following symbolic links, and checks the result is a directory.
+func walkDir(fs vfs.FS, rel string) (vfs.Handle, mount.Stat) {
+	h := fs.Root()
+	for _, name := range strings.Split(rel, "/") {
+		if name == "" || name == "." || name == ".." {
+			return nil, mount.StatNoEnt
+		}
+		next, attr, err := fs.Lookup(h, name)
+		if err != nil {
+			if errno, ok := vfs.ToErrno(err); ok && errno == syscall.ENOTDIR {
+				return nil, mount.StatNotDir
+			}
+			return nil, mount.StatNoEnt
+		}
+		if attr.Type != vfs.TypeDir {
+			return nil, mount.StatNotDir
+		}
+		h = next
+	}
+	return h, mount.StatOK
 }
