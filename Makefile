@@ -7,7 +7,7 @@ PKGS     := ./...
 FUZZTIME ?= 5s
 EXPORT   ?= /srv/gonfsrdma
 
-.PHONY: all deps build run test check fuzz bench lint interop test-kernel clean
+.PHONY: all deps build run test check fuzz bench bench-peers lint interop test-kernel clean
 
 all: build
 
@@ -40,6 +40,12 @@ fuzz:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2000x $(PKGS)
+
+# gonfsrdma vs go-nfs vs NFS-Ganesha over loopback TCP in a private
+# network namespace (root; installs Ganesha and rpcbind). BENCH_SIZE=1GiB
+# for the full-size run.
+bench-peers: build
+	scripts/bench-peers.sh
 
 # Interop with an independent client (libnfs-utils).
 interop: build

@@ -159,16 +159,7 @@ start=$(date +%s)
 log "building gonfsrdma"
 (cd "$ROOT" && CGO_ENABLED=1 $GO build -o bin/gonfsrdma ./cmd/gonfsrdma)
 cp "$ROOT/bin/gonfsrdma" "$WORK/gonfsrdma"
-if "$WORK/gonfsrdma" bench --help >/dev/null 2>&1; then
-	cp "$WORK/gonfsrdma" "$WORK/client"
-else
-	# Until main.go registers the bench command: the same sources with it
-	# registered, through a build overlay (nothing in the tree changes).
-	log "bin/gonfsrdma has no bench command; building the client with it registered"
-	sed 's/^\(\t*\)serveCommand(),$/&\n\1benchCommand(),/' "$ROOT/cmd/gonfsrdma/main.go" >"$WORK/main.go"
-	printf '{"Replace":{"%s":"%s"}}\n' "$ROOT/cmd/gonfsrdma/main.go" "$WORK/main.go" >"$WORK/overlay.json"
-	(cd "$ROOT" && CGO_ENABLED=1 $GO build -overlay "$WORK/overlay.json" -o "$WORK/client" ./cmd/gonfsrdma)
-fi
+cp "$WORK/gonfsrdma" "$WORK/client"
 
 if [[ " $SERVERS " == *" go-nfs "* ]]; then
 	log "building go-nfs example/osnfs (temporary module in $WORK/gonfs)"

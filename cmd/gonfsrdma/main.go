@@ -30,6 +30,7 @@ func main() {
 			serveCommand(),
 			exportsCommand(),
 			conformanceCommand(),
+			benchCommand(),
 			{
 				Name:  "version",
 				Usage: "print the version",
