@@ -1,6 +1,7 @@
 package oncrpc
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -37,7 +38,17 @@ type tcpConn struct {
 
 	stopOnce sync.Once
 	stopped  chan struct{}
+
+	// in buffers the socket so a small call costs one read(2), not two.
+	in *bufio.Reader
+	// iov is the writer's reusable gather list for a batch of replies.
+	iov  [][]byte
+	bufs net.Buffers // consumed by WriteTo; a field so it does not escape
 }
+
+// maxWriteBatch bounds how many ready replies the writer gathers into one
+// writev (each reply takes up to five iovecs; Linux allows 1024).
+const maxWriteBatch = 32
 
 type tcpSlot struct {
 	record  []byte
@@ -45,8 +56,6 @@ type tcpSlot struct {
 	reply   Reply
 	payload []byte
 	mark    [4]byte
-	iov     [5][]byte
-	bufs    net.Buffers
 	send    bool
 }
 
@@ -85,6 +94,8 @@ func newTCPConn(s *Server, c net.Conn) *tcpConn {
 		work:    make(chan *tcpSlot),
 		out:     make(chan *tcpSlot, s.cfg.MaxInFlight),
 		stopped: make(chan struct{}),
+		in:      bufio.NewReaderSize(c, 64<<10),
+		iov:     make([][]byte, 0, 5*maxWriteBatch),
 	}
 	tc.log = s.log.With(zap.String("transport", "tcp"), zap.Stringer("remote", tc.info.Remote))
 	for i := 0; i < s.cfg.MaxInFlight; i++ {
@@ -151,7 +162,7 @@ func (tc *tcpConn) readLoop() error {
 		case <-tc.stopped:
 			return nil
 		}
-		rec, err := ReadRecord(tc.c, slot.record, tc.srv.cfg.MaxRecord)
+		rec, err := ReadRecord(tc.in, slot.record, tc.srv.cfg.MaxRecord)
 		slot.record = rec
 		if err != nil {
 			tc.free <- slot
@@ -181,38 +192,64 @@ func (tc *tcpConn) worker() {
 
 func (tc *tcpConn) writeLoop() {
 	var failed bool
+	batch := make([]*tcpSlot, 0, maxWriteBatch)
 	for slot := range tc.out {
-		if slot.send && !failed {
-			if err := tc.writeReply(slot); err != nil {
+		// Gather the replies that are ready now into one writev.
+		batch = append(batch[:0], slot)
+	gather:
+		for len(batch) < maxWriteBatch {
+			select {
+			case more, ok := <-tc.out:
+				if !ok {
+					break gather
+				}
+				batch = append(batch, more)
+			default:
+				break gather
+			}
+		}
+		if !failed {
+			if err := tc.writeReplies(batch); err != nil {
 				failed = true
 				tc.log.Info("write failed; closing", zap.Error(err))
 				tc.c.Close()
 			}
 		}
-		slot.call = Call{}
-		slot.reply.Payload = nil
-		tc.free <- slot
+		for _, s := range batch {
+			s.call = Call{}
+			s.reply.Payload = nil
+			tc.free <- s
+		}
 	}
 }
 
-// writeReply writes head, payload, padding and tail as one record with a
-// single gather write.
-func (tc *tcpConn) writeReply(slot *tcpSlot) error {
-	r := &slot.reply
-	AppendRecordMark(slot.mark[:0], r.Len())
-	slot.iov[0] = slot.mark[:]
-	slot.iov[1] = r.Head
-	slot.bufs = slot.iov[:2]
-	if len(r.Payload) > 0 {
-		slot.bufs = append(slot.bufs, r.Payload)
-		if pad := padding(len(r.Payload)); len(pad) > 0 {
-			slot.bufs = append(slot.bufs, pad)
+// writeReplies writes each reply's record mark, head, payload, padding and
+// tail, for every reply in batch, with a single gather write.
+func (tc *tcpConn) writeReplies(batch []*tcpSlot) error {
+	iov := tc.iov[:0]
+	for _, slot := range batch {
+		if !slot.send {
+			continue
+		}
+		r := &slot.reply
+		AppendRecordMark(slot.mark[:0], r.Len())
+		iov = append(iov, slot.mark[:], r.Head)
+		if len(r.Payload) > 0 {
+			iov = append(iov, r.Payload)
+			if pad := padding(len(r.Payload)); len(pad) > 0 {
+				iov = append(iov, pad)
+			}
+		}
+		if len(r.Tail) > 0 {
+			iov = append(iov, r.Tail)
 		}
 	}
-	if len(r.Tail) > 0 {
-		slot.bufs = append(slot.bufs, r.Tail)
+	if len(iov) == 0 {
+		return nil
 	}
-	_, err := slot.bufs.WriteTo(tc.c)
+	tc.bufs = iov
+	_, err := tc.bufs.WriteTo(tc.c)
+	clear(iov) // drop references to the slots' buffers
 	return err
 }
 
