@@ -31,7 +31,7 @@ type tcpConn struct {
 	ctx  context.Context
 
 	cancel  context.CancelFunc
-	free    chan *tcpSlot
+	free    slotStack
 	work    chan *tcpSlot
 	out     chan *tcpSlot
 	workers int
@@ -90,7 +90,7 @@ func newTCPConn(s *Server, c net.Conn) *tcpConn {
 			Remote:    addrPort(c.RemoteAddr()),
 			Caps:      Capabilities{MaxReply: 0},
 		},
-		free:    make(chan *tcpSlot, s.cfg.MaxInFlight),
+		free:    newSlotStack(s.cfg.MaxInFlight),
 		work:    make(chan *tcpSlot),
 		out:     make(chan *tcpSlot, s.cfg.MaxInFlight),
 		stopped: make(chan struct{}),
@@ -101,7 +101,7 @@ func newTCPConn(s *Server, c net.Conn) *tcpConn {
 	for i := 0; i < s.cfg.MaxInFlight; i++ {
 		slot := &tcpSlot{}
 		slot.reply = NewReply(nil, slot)
-		tc.free <- slot
+		tc.free.put(slot)
 	}
 	return tc
 }
@@ -124,8 +124,8 @@ func (tc *tcpConn) serve() {
 	}()
 	err := tc.readLoop()
 	// Wait for every call in flight to come back to the free list.
-	for i := 0; i < cap(tc.free); i++ {
-		<-tc.free
+	for i := 0; i < tc.free.size(); i++ {
+		<-tc.free.avail
 	}
 	close(tc.work)
 	close(tc.out)
@@ -158,14 +158,15 @@ func (tc *tcpConn) readLoop() error {
 	for {
 		var slot *tcpSlot
 		select {
-		case slot = <-tc.free:
+		case <-tc.free.avail:
+			slot = tc.free.pop()
 		case <-tc.stopped:
 			return nil
 		}
 		rec, err := ReadRecord(tc.in, slot.record, tc.srv.cfg.MaxRecord)
 		slot.record = rec
 		if err != nil {
-			tc.free <- slot
+			tc.free.put(slot)
 			if isStopped(tc.stopped) {
 				return nil
 			}
@@ -174,7 +175,7 @@ func (tc *tcpConn) readLoop() error {
 		select {
 		case tc.work <- slot:
 		default:
-			if tc.workers < cap(tc.free) {
+			if tc.workers < tc.free.size() {
 				tc.workers++
 				go tc.worker()
 			}
@@ -218,7 +219,7 @@ func (tc *tcpConn) writeLoop() {
 		for _, s := range batch {
 			s.call = Call{}
 			s.reply.Payload = nil
-			tc.free <- s
+			tc.free.put(s)
 		}
 	}
 }
@@ -251,6 +252,41 @@ func (tc *tcpConn) writeReplies(batch []*tcpSlot) error {
 	_, err := tc.bufs.WriteTo(tc.c)
 	clear(iov) // drop references to the slots' buffers
 	return err
+}
+
+// slotStack is the free list of call slots: last in, first out, so the
+// slots (and their record and payload buffers) that were used last, and
+// are warm in the cache, are used again first, and a connection with few
+// calls in flight touches few buffers. avail holds one token per free
+// slot and bounds the calls in flight.
+type slotStack struct {
+	mu    sync.Mutex
+	slots []*tcpSlot
+	avail chan struct{}
+}
+
+func newSlotStack(n int) slotStack {
+	return slotStack{slots: make([]*tcpSlot, 0, n), avail: make(chan struct{}, n)}
+}
+
+func (s *slotStack) size() int { return cap(s.avail) }
+
+// pop takes the most recently returned slot; the caller holds a token.
+func (s *slotStack) pop() *tcpSlot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.slots) - 1
+	slot := s.slots[n]
+	s.slots[n] = nil
+	s.slots = s.slots[:n]
+	return slot
+}
+
+func (s *slotStack) put(slot *tcpSlot) {
+	s.mu.Lock()
+	s.slots = append(s.slots, slot)
+	s.mu.Unlock()
+	s.avail <- struct{}{}
 }
 
 var padBytes [3]byte
