@@ -46,6 +46,7 @@ PIDFILE=/run/gonfsrdma.pid
 NFSD_THREADS=4
 
 console() { echo "$*" >/dev/console; }
+now() { echo "${EPOCHREALTIME%.*}"; }
 fail() { printf '%s\n' "$*" >/tmp/reason; echo "FAIL: $*"; exit 1; }
 note() { printf '%s\n' "$*" >>/tmp/reason; echo "note: $*"; }
 skip() { printf '%s\n' "$*" >/tmp/reason; echo "SKIP: $*"; exit 77; }
@@ -71,7 +72,15 @@ proc_alive() { # pid: running and not a zombie
 }
 
 tcp_listening() { ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
-rdma_listening() { rdma resource show cm_id 2>/dev/null | grep -E "state LISTEN" | grep -q ":$1( |$)"; }
+rdma_listening() { rdma resource show cm_id 2>/dev/null | grep -E "state LISTEN" | grep -Eq ":$1( |$)"; }
+not_listening() { # the ports of an NFS server that are not listening yet
+	local what=""
+	tcp_listening 111 || what+=" tcp/111"
+	tcp_listening 2049 || what+=" tcp/2049"
+	tcp_listening 20048 || what+=" tcp/20048"
+	rdma_listening 20049 || what+=" rdma/20049"
+	echo "$what"
+}
 
 knfsd_up() {
 	local t
@@ -84,11 +93,12 @@ knfsd_up() {
 	fi
 	rpc.nfsd "$NFSD_THREADS" || fail "rpc.nfsd $NFSD_THREADS failed"
 	echo "rdma 20049" >/proc/fs/nfsd/portlist || fail "cannot add rdma 20049 to /proc/fs/nfsd/portlist"
-	for ((t = 0; t < SERVER_WAIT * 10; t++)); do
-		tcp_listening 2049 && tcp_listening 20048 && tcp_listening 111 && break
-		sleep 0.1
-	done
-	tcp_listening 2049 || fail "knfsd not listening on TCP 2049"
+	local end=$(($(now) + SERVER_WAIT)) missing
+	while missing=$(not_listening) && [[ -n $missing ]] && (($(now) < end)); do sleep 0.2; done
+	if [[ -n $missing ]]; then
+		ss -ltn; rdma resource show cm_id
+		fail "knfsd not listening on:$missing after ${SERVER_WAIT}s"
+	fi
 	echo "portlist: $(tr '\n' ' ' </proc/fs/nfsd/portlist)"
 	rpcinfo -p 127.0.0.1 || true
 }
@@ -113,8 +123,12 @@ knfsd_stop_all() { # end of the knfsd phase: free 111, 2049, 20048 and rdma 2004
 gonfsrdma_up() { # start (or restart) with the fixed command line
 	[[ -x $BIN ]] || fail "no $BIN"
 	local missing t pid
-	if missing=$(/lib64/ld-linux-x86-64.so.2 --list "$BIN" 2>&1 | grep -E 'not found|cannot open'); then
-		fail "gonfsrdma binary lacks libraries in the guest: $missing"
+	local magic
+	read -r -n 4 magic <"$BIN"
+	# a dynamically linked (cgo) binary must find its libraries in the image
+	if [[ $magic == $'\x7fELF' ]] && ! missing=$(/lib64/ld-linux-x86-64.so.2 --list "$BIN" 2>&1) &&
+		grep -Eq 'cannot open shared object|not found' <<<"$missing"; then
+		fail "gonfsrdma cannot be loaded in the guest: $(head -c 300 <<<"$missing")"
 	fi
 	mkdir -p /var/lib/gonfsrdma
 	echo "$EXP *(rw,no_root_squash,insecure,fsid=1)" >/tmp/exports
@@ -126,21 +140,19 @@ gonfsrdma_up() { # start (or restart) with the fixed command line
 		</dev/null >>"$GLOG" 2>&1 &
 	pid=$!
 	echo "$pid" >"$PIDFILE"
-	for ((t = 0; t < SERVER_WAIT * 10; t++)); do
+	local t0=$EPOCHREALTIME end=$(($(now) + SERVER_WAIT)) missing
+	while :; do
 		proc_alive "$pid" || fail "gonfsrdma exited during start-up: $(tail -n 3 "$GLOG" | tr '\n' ' ')"
-		if tcp_listening 111 && tcp_listening 2049 && tcp_listening 20048 && rdma_listening 20049; then
-			echo "gonfsrdma pid $pid listening after $((t / 10)).$((t % 10)) s"
-			rpcinfo -p 127.0.0.1 || true
-			return 0
+		missing=$(not_listening)
+		[[ -z $missing ]] && break
+		if (($(now) >= end)); then
+			ss -ltn; rdma resource show cm_id
+			fail "gonfsrdma (pid $pid) not listening on:$missing after ${SERVER_WAIT}s"
 		fi
-		sleep 0.1
+		sleep 0.2
 	done
-	local what=""
-	tcp_listening 111 || what+=" tcp/111"
-	tcp_listening 2049 || what+=" tcp/2049"
-	tcp_listening 20048 || what+=" tcp/20048"
-	rdma_listening 20049 || what+=" rdma/20049"
-	fail "gonfsrdma (pid $pid) not listening on:$what after ${SERVER_WAIT}s"
+	echo "gonfsrdma pid $pid listening after $(((${EPOCHREALTIME/./} - ${t0/./}) / 1000)) ms"
+	rpcinfo -p 127.0.0.1 || true
 }
 
 gonfsrdma_kill9() {
@@ -513,8 +525,12 @@ step_tar_tree() {
 	# the metadata listing below checks their type
 	out=$(diff -r --no-dereference "$TREE" "$W/tree" 2>&1 | grep -Ev '^File .* is a fifo while file .* is a fifo$')
 	[[ -z $out ]] || fail "diff -r: $(head -c 200 <<<"$out")"
-	diff <(tree_listing "$TREE") <(tree_listing "$W/tree") >/tmp/tree.diff ||
-		fail "metadata differs (type/mode/owner/size/links/target/mtime): $(grep '^[<>]' /tmp/tree.diff | head -4 | tr '\n' ' ')"
+	tree_listing "$TREE" >/tmp/tree.src || fail "listing the source tree failed"
+	tree_listing "$W/tree" >/tmp/tree.nfs || fail "listing the copied tree failed"
+	if ! diff /tmp/tree.src /tmp/tree.nfs >/tmp/tree.diff 2>&1; then
+		cat /tmp/tree.diff
+		fail "metadata differs (type/mode/owner/size/links/target/mtime): $(head -n 5 /tmp/tree.diff | tr '\n' ' ')"
+	fi
 	note "$(find "$W/tree" | wc -l) entries"
 }
 
@@ -601,7 +617,6 @@ T0=$EPOCHREALTIME
 LIMIT=$(cat /share/guest/timeout 2>/dev/null || echo 600)
 DEADLINE=0 # end of the current server's share of the time limit (seconds, EPOCHREALTIME)
 FAILED=0
-now() { local t=${EPOCHREALTIME%.*}; echo "$t"; }
 
 # run_step SERVER TRANSPORT NAME TIMEOUT FUNC ARGS...
 # With DEADLINE set, a step that would start after it is not run (FAIL) and
