@@ -16,6 +16,8 @@ import (
 	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc/rpcbind"
+	"github.com/gonfsrdma/gonfsrdma/rpcrdma"
+	"github.com/gonfsrdma/gonfsrdma/verbs"
 )
 
 // BaseTree is the directory in the export root below which every test gets
@@ -45,6 +47,15 @@ type Config struct {
 	// DialNFS, when set, connects to NFS over a transport the package does
 	// not know (RPC-over-RDMA); addr is Server:Port.
 	DialNFS func(ctx context.Context, addr string) (oncrpc.Caller, error)
+	// DialRDMA, when set, opens an RPC-over-RDMA client connection for the
+	// rdma tests' hand-built transport headers; addr is Server:Port.
+	DialRDMA func(ctx context.Context, addr string, cfg rpcrdma.ClientConfig) (*rpcrdma.Client, error)
+	// DialVerbs, when set, opens a bare verbs connection with the given
+	// parameters (chosen CM private data); addr is Server:Port.
+	DialVerbs func(ctx context.Context, addr string, p verbs.ConnParams) (verbs.Conn, error)
+	// ROExport is a second export that is read-only to this client and
+	// holds at least one regular file; "" omits the rofs tests.
+	ROExport string
 }
 
 // Status is a test outcome.
@@ -132,6 +143,7 @@ type Env struct {
 	PortmapAddr string // host:port of rpcbind
 	C           *client.Client
 	Root        []byte // export root handle
+	RORoot      []byte // root handle of Cfg.ROExport, nil without one
 	Base        []byte // BaseTree handle
 	Dir         []byte // this test's fresh scratch directory
 	DirName     string // its name in BaseTree
@@ -309,6 +321,15 @@ func omitReason(t *Test, cfg *Config, done map[string]Status) string {
 	if hasFlag(t, "rdma") && cfg.Transport != "rdma" {
 		return "needs --transport rdma"
 	}
+	if hasFlag(t, "rdma") && cfg.DialRDMA == nil {
+		return "no raw RPC-over-RDMA dialer (Config.DialRDMA)"
+	}
+	if hasFlag(t, "verbs") && cfg.DialVerbs == nil {
+		return "no verbs dialer (Config.DialVerbs)"
+	}
+	if hasFlag(t, "rofs") && cfg.ROExport == "" {
+		return "needs --roexport"
+	}
 	for _, d := range t.Deps {
 		if st, ok := done[d]; ok && st != Pass && st != Warn {
 			return "dependency " + d + " " + st.String()
@@ -418,6 +439,12 @@ func setup(ctx context.Context, cfg *Config) (*Env, func(), error) {
 	}
 	mc.SetCred(e.Cred)
 	root, _, err := mount.Mnt(sctx, mc, cfg.Export)
+	if err == nil && cfg.ROExport != "" {
+		e.RORoot, _, err = mount.Mnt(sctx, mc, cfg.ROExport)
+		if err != nil {
+			err = fmt.Errorf("read-only export %s: %w", cfg.ROExport, err)
+		}
+	}
 	mc.Close()
 	if err != nil {
 		return nil, nil, fmt.Errorf("conformance: MNT %s: %w", cfg.Export, err)

@@ -21,15 +21,25 @@ import (
 // startDaemon runs a whole server exporting an empty temporary directory
 // to 127.0.0.1 with rpcbind on a private port and, when fabric is not
 // nil, NFS over RPC-over-RDMA on the software fabric at rdmaAddr.
-func startDaemon(t *testing.T, fabric *verbs.Fabric, rdmaAddr string) (*daemon.Daemon, string, int) {
+func startDaemon(t *testing.T, fabric *verbs.Fabric, rdmaAddr string) (d *daemon.Daemon, export, roExport string, pmPort int) {
 	t.Helper()
 	tmp := t.TempDir()
-	export := filepath.Join(tmp, "export")
+	export = filepath.Join(tmp, "export")
 	if err := os.Mkdir(export, 0o777); err != nil {
 		t.Fatal(err)
 	}
+	// A second, read-only export for the rofs tests: a file and a
+	// directory in it.
+	roExport = filepath.Join(tmp, "roexport")
+	if err := os.MkdirAll(filepath.Join(roExport, "dir"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(roExport, "file"), []byte("read-only data\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
 	exports := filepath.Join(tmp, "exports")
-	if err := os.WriteFile(exports, []byte(export+" 127.0.0.1(rw,insecure,no_root_squash)\n"), 0o644); err != nil {
+	lines := export + " 127.0.0.1(rw,insecure,no_root_squash)\n" + roExport + " 127.0.0.1(ro,insecure,no_root_squash)\n"
+	if err := os.WriteFile(exports, []byte(lines), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
@@ -48,18 +58,18 @@ func startDaemon(t *testing.T, fabric *verbs.Fabric, rdmaAddr string) (*daemon.D
 	if err != nil {
 		t.Fatal(err)
 	}
-	pmPort := d.PortmapAddr().(*net.TCPAddr).Port
+	pmPort = d.PortmapAddr().(*net.TCPAddr).Port
 	t.Cleanup(func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
 		d.Shutdown(sctx)
 	})
-	return d, export, pmPort
+	return d, export, roExport, pmPort
 }
 
 func TestSuiteTCP(t *testing.T) {
-	d, export, pmPort := startDaemon(t, nil, "")
-	runSuite(t, d, export, pmPort, Config{Transport: "tcp", Port: d.NFSAddr().(*net.TCPAddr).Port})
+	d, export, ro, pmPort := startDaemon(t, nil, "")
+	runSuite(t, d, export, pmPort, Config{Transport: "tcp", Port: d.NFSAddr().(*net.TCPAddr).Port, ROExport: ro})
 }
 
 // TestSuiteRDMAFabric runs the suite with NFS over RPC-over-RDMA on the
@@ -67,15 +77,24 @@ func TestSuiteTCP(t *testing.T) {
 // with the Linux client).
 func TestSuiteRDMAFabric(t *testing.T) {
 	fabric := verbs.NewFabric()
-	d, export, pmPort := startDaemon(t, fabric, "127.0.0.1:20049")
+	d, export, ro, pmPort := startDaemon(t, fabric, "127.0.0.1:20049")
 	runSuite(t, d, export, pmPort, Config{
 		Transport: "rdma",
 		Port:      int(d.RDMAPort()),
+		ROExport:  ro,
 		DialNFS: func(ctx context.Context, addr string) (oncrpc.Caller, error) {
 			return rpcrdma.Dial(ctx, fabric, addr, rpcrdma.ClientConfig{
 				Cred:      oncrpc.NewAuthSys("conformance", uint32(os.Geteuid()), uint32(os.Getegid())),
 				LocalAddr: "127.0.0.1:0",
 			})
+		},
+		DialRDMA: func(ctx context.Context, addr string, cfg rpcrdma.ClientConfig) (*rpcrdma.Client, error) {
+			cfg.LocalAddr = "127.0.0.1:0"
+			return rpcrdma.Dial(ctx, fabric, addr, cfg)
+		},
+		DialVerbs: func(ctx context.Context, addr string, p verbs.ConnParams) (verbs.Conn, error) {
+			p.LocalAddr = "127.0.0.1:0"
+			return fabric.Dial(ctx, addr, p)
 		},
 	})
 }
@@ -86,6 +105,9 @@ func runSuite(t *testing.T, d *daemon.Daemon, export string, pmPort int, base Co
 		Export:      export,
 		Transport:   base.Transport,
 		DialNFS:     base.DialNFS,
+		DialRDMA:    base.DialRDMA,
+		DialVerbs:   base.DialVerbs,
+		ROExport:    base.ROExport,
 		Port:        base.Port,
 		MountPort:   d.MountAddr().(*net.TCPAddr).Port,
 		PortmapPort: pmPort,

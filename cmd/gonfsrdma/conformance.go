@@ -29,6 +29,7 @@ func conformanceCommand() *cli.Command {
 			&cli.IntFlag{Name: "tcp-port", Usage: "NFS over TCP port for the raw ONC RPC tests when --transport rdma (default: ask rpcbind)"},
 			&cli.IntFlag{Name: "mountport", Usage: "MOUNT port over TCP (default: ask rpcbind)"},
 			&cli.IntFlag{Name: "portmapport", Value: conformance.DefaultPortmapPort, Usage: "rpcbind port"},
+			&cli.StringFlag{Name: "roexport", Usage: "a second export, read-only to this client and holding a regular file, for the rofs tests (`PATH`)"},
 			&cli.BoolFlag{Name: "maketree", Usage: "remove and recreate the base tree " + conformance.BaseTree + " in the export"},
 			&cli.BoolFlag{Name: "showflags", Usage: "list the test flags and exit"},
 			&cli.BoolFlag{Name: "showcodes", Usage: "list the test codes and exit"},
@@ -64,6 +65,7 @@ func conformanceCommand() *cli.Command {
 				MountPort:   c.Int("mountport"),
 				PortmapPort: c.Int("portmapport"),
 				MakeTree:    c.Bool("maketree"),
+				ROExport:    c.String("roexport"),
 				UID:         uint32(c.Uint("uid")),
 				GID:         uint32(c.Uint("gid")),
 				Select:      c.Args().Tail(),
@@ -76,6 +78,12 @@ func conformanceCommand() *cli.Command {
 				defer p.Close()
 				cfg.DialNFS = func(ctx context.Context, addr string) (oncrpc.Caller, error) {
 					return rpcrdma.Dial(ctx, p, addr, rpcrdma.ClientConfig{})
+				}
+				cfg.DialRDMA = func(ctx context.Context, addr string, rc rpcrdma.ClientConfig) (*rpcrdma.Client, error) {
+					return rpcrdma.Dial(ctx, p, addr, rc)
+				}
+				cfg.DialVerbs = func(ctx context.Context, addr string, cp verbs.ConnParams) (verbs.Conn, error) {
+					return p.Dial(ctx, addr, cp)
 				}
 			}
 			sum, err := conformance.Run(c.Context, cfg, out)
