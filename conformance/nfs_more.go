@@ -1,0 +1,1271 @@
+package conformance
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
+)
+
+// More NFSv3 procedure tests: wcc and attribute consistency, error paths
+// of every procedure, read-only exports (NFS3ERR_ROFS), directory cookies.
+
+var longName = strings.Repeat("n", 256)
+
+func timeLess(a, b wire.Time) bool {
+	return a.Sec < b.Sec || a.Sec == b.Sec && a.Nsec < b.Nsec
+}
+
+// tick lets the server clock move past the last change.
+func tick() { time.Sleep(20 * time.Millisecond) }
+
+// fullWcc requires both halves of a wcc_data.
+func fullWcc(w wire.WccData, what string) error {
+	if !w.Before.Set || !w.After.Set {
+		return Warnf("%s without full wcc_data (before %v after %v)", what, w.Before.Set, w.After.Set)
+	}
+	return nil
+}
+
+// advanced checks that wcc after-times moved past the before-times.
+func advanced(w wire.WccData, mtime, what string) error {
+	if err := fullWcc(w, what); err != nil {
+		return err
+	}
+	b, a := w.Before.Attr, w.After.Attr
+	if !timeLess(b.Ctime, a.Ctime) {
+		return fmt.Errorf("%s: ctime %v -> %v did not advance (RFC 1813 2.6, wcc_data)", what, b.Ctime, a.Ctime)
+	}
+	switch mtime {
+	case "advance":
+		if !timeLess(b.Mtime, a.Mtime) {
+			return fmt.Errorf("%s: mtime %v -> %v did not advance", what, b.Mtime, a.Mtime)
+		}
+	case "same":
+		if b.Mtime != a.Mtime {
+			return fmt.Errorf("%s: mtime changed %v -> %v", what, b.Mtime, a.Mtime)
+		}
+	}
+	return nil
+}
+
+func testWccWrite(e *Env) error {
+	fh, err := e.file(e.Dir, "f", pattern(10, 1))
+	if err != nil {
+		return err
+	}
+	before, err := e.attr(fh)
+	if err != nil {
+		return err
+	}
+	tick()
+	res, err := e.C.Write(e.Ctx, fh, 10, pattern(10, 2), wire.FileSync)
+	if err != nil {
+		return ok(err, "WRITE")
+	}
+	if err := advanced(res.Wcc, "advance", "WRITE"); err != nil {
+		return err
+	}
+	b := res.Wcc.Before.Attr
+	if b.Size != before.Size || b.Mtime != before.Mtime || b.Ctime != before.Ctime {
+		return fmt.Errorf("WRITE pre-op attributes %+v differ from GETATTR before it (size %d mtime %v ctime %v)", b, before.Size, before.Mtime, before.Ctime)
+	}
+	after, err := e.attr(fh)
+	if err != nil {
+		return err
+	}
+	if a := res.Wcc.After.Attr; a.Size != 20 || a.Mtime != after.Mtime || a.Size != after.Size {
+		return fmt.Errorf("WRITE post-op size %d mtime %v, GETATTR size %d mtime %v", a.Size, a.Mtime, after.Size, after.Mtime)
+	}
+	return nil
+}
+
+func testWccSetattrMode(e *Env) error {
+	fh, err := e.file(e.Dir, "f", nil)
+	if err != nil {
+		return err
+	}
+	tick()
+	res, err := e.C.Setattr(e.Ctx, fh, mode(0o600), nil)
+	if err != nil {
+		return ok(err, "SETATTR mode")
+	}
+	return advanced(res.Wcc, "same", "SETATTR mode (ctime advances, mtime stays)")
+}
+
+func testWccCreateDir(e *Env) error {
+	tick()
+	res, err := e.C.Create(e.Ctx, e.Dir, "f", wire.CreateHow{Mode: wire.Guarded, Attr: mode(0o644)})
+	if err != nil {
+		return ok(err, "CREATE")
+	}
+	if err := advanced(res.DirWcc, "advance", "CREATE dir_wcc"); err != nil {
+		return err
+	}
+	if !res.FH.Set || !res.Attr.Set {
+		return Warnf("CREATE without the new handle or attributes (handle %v attr %v)", res.FH.Set, res.Attr.Set)
+	}
+	if res.Attr.Attr.Type != wire.TypeReg || res.Attr.Attr.Size != 0 || res.Attr.Attr.Mode&0o777 != 0o644 {
+		return fmt.Errorf("CREATE attributes: type %v size %d mode %o", res.Attr.Attr.Type, res.Attr.Attr.Size, res.Attr.Attr.Mode)
+	}
+	return nil
+}
+
+func testWccRemoveDir(e *Env) error {
+	if _, err := e.file(e.Dir, "f", nil); err != nil {
+		return err
+	}
+	tick()
+	res, err := e.C.Remove(e.Ctx, e.Dir, "f")
+	if err != nil {
+		return ok(err, "REMOVE")
+	}
+	return advanced(res.Wcc, "advance", "REMOVE dir_wcc")
+}
+
+func testWccRename(e *Env) error {
+	if _, err := e.file(e.Dir, "f", nil); err != nil {
+		return err
+	}
+	d, err := e.mkdir(e.Dir, "d")
+	if err != nil {
+		return err
+	}
+	tick()
+	res, err := e.C.Rename(e.Ctx, e.Dir, "f", d, "g")
+	if err != nil {
+		return ok(err, "RENAME")
+	}
+	if err := advanced(res.FromWcc, "advance", "RENAME fromdir_wcc"); err != nil {
+		return err
+	}
+	return advanced(res.ToWcc, "advance", "RENAME todir_wcc")
+}
+
+func testMkdirNlink(e *Env) error {
+	d, err := e.mkdir(e.Dir, "d")
+	if err != nil {
+		return err
+	}
+	before, err := e.attr(d)
+	if err != nil {
+		return err
+	}
+	if before.Nlink != 2 {
+		return Warnf("a new directory has nlink %d; knfsd on Linux file systems gives 2", before.Nlink)
+	}
+	if _, err := e.mkdir(d, "sub"); err != nil {
+		return err
+	}
+	after, err := e.attr(d)
+	if err != nil {
+		return err
+	}
+	if after.Nlink != 3 {
+		return Warnf("nlink %d after MKDIR of a subdirectory, want 3 (the sub's ..)", after.Nlink)
+	}
+	return nil
+}
+
+func testSetattrOwner(e *Env) error {
+	fh, err := e.file(e.Dir, "f", nil)
+	if err != nil {
+		return err
+	}
+	// To the owner's own uid and gid: always allowed.
+	if _, err := e.C.Setattr(e.Ctx, fh, wire.Sattr{UID: wire.SetUint32{Set: true, V: e.Cfg.UID}, GID: wire.SetUint32{Set: true, V: e.Cfg.GID}}, nil); err != nil {
+		return ok(err, "SETATTR uid/gid to the caller's own")
+	}
+	if e.Cfg.UID != 0 {
+		_, err := e.C.Setattr(e.Ctx, fh, wire.Sattr{UID: wire.SetUint32{Set: true, V: e.Cfg.UID + 1}}, nil)
+		return want(err, wire.ErrPerm, "SETATTR uid to another user by a non-root owner")
+	}
+	if _, err := e.C.Setattr(e.Ctx, fh, wire.Sattr{UID: wire.SetUint32{Set: true, V: 4321}, GID: wire.SetUint32{Set: true, V: 8765}}, nil); err != nil {
+		return ok(err, "SETATTR uid 4321 gid 8765 as root")
+	}
+	a, err := e.attr(fh)
+	if err != nil {
+		return err
+	}
+	if a.UID != 4321 || a.GID != 8765 {
+		return fmt.Errorf("after SETATTR uid 4321 gid 8765: uid %d gid %d", a.UID, a.GID)
+	}
+	return nil
+}
+
+func testSetattrServerTime(e *Env) error {
+	fh, err := e.file(e.Dir, "f", nil)
+	if err != nil {
+		return err
+	}
+	old := wire.Time{Sec: 1_000_000}
+	if _, err := e.C.Setattr(e.Ctx, fh, wire.Sattr{Atime: wire.SetTime{How: wire.SetToClientTime, Time: old}, Mtime: wire.SetTime{How: wire.SetToClientTime, Time: old}}, nil); err != nil {
+		return ok(err, "SETATTR times to 1970")
+	}
+	res, err := e.C.Setattr(e.Ctx, fh, wire.Sattr{Atime: wire.SetTime{How: wire.SetToServerTime}, Mtime: wire.SetTime{How: wire.SetToServerTime}}, nil)
+	if err != nil {
+		return ok(err, "SETATTR SET_TO_SERVER_TIME")
+	}
+	a, err := e.attr(fh)
+	if err != nil {
+		return err
+	}
+	if a.Mtime.Sec < 1_600_000_000 || a.Atime.Sec < 1_600_000_000 {
+		return fmt.Errorf("SET_TO_SERVER_TIME left atime %v mtime %v", a.Atime, a.Mtime)
+	}
+	if res.Wcc.Before.Set && res.Wcc.Before.Attr.Mtime != old {
+		return fmt.Errorf("SETATTR pre-op mtime %v, want the %v set before", res.Wcc.Before.Attr.Mtime, old)
+	}
+	return nil
+}
+
+func testSetattrGuardOK(e *Env) error {
+	fh, err := e.file(e.Dir, "f", nil)
+	if err != nil {
+		return err
+	}
+	a, err := e.attr(fh)
+	if err != nil {
+		return err
+	}
+	if _, err := e.C.Setattr(e.Ctx, fh, mode(0o640), &a.Ctime); err != nil {
+		return ok(err, "SETATTR with the current ctime as guard")
+	}
+	b, err := e.attr(fh)
+	if err != nil {
+		return err
+	}
+	if b.Mode&0o777 != 0o640 {
+		return fmt.Errorf("mode %o after a guarded SETATTR to 0640", b.Mode&0o777)
+	}
+	return nil
+}
+
+func testSetattrNothing(e *Env) error {
+	fh, err := e.file(e.Dir, "f", []byte("abc"))
+	if err != nil {
+		return err
+	}
+	if _, err := e.C.Setattr(e.Ctx, fh, wire.Sattr{}, nil); err != nil {
+		return ok(err, "SETATTR setting nothing")
+	}
+	a, err := e.attr(fh)
+	if err != nil {
+		return err
+	}
+	if a.Size != 3 || a.Mode&0o777 != 0o644 {
+		return fmt.Errorf("SETATTR of nothing changed size %d mode %o", a.Size, a.Mode&0o777)
+	}
+	return nil
+}
+
+func testSetattrExtend(e *Env) error {
+	fh, err := e.file(e.Dir, "f", []byte("abc"))
+	if err != nil {
+		return err
+	}
+	if _, err := e.C.Setattr(e.Ctx, fh, wire.Sattr{Size: wire.SetUint64{Set: true, V: 4096}}, nil); err != nil {
+		return ok(err, "SETATTR size 4096")
+	}
+	got, err := e.C.ReadAll(e.Ctx, fh)
+	if err != nil {
+		return ok(err, "READ")
+	}
+	w := append([]byte("abc"), make([]byte, 4093)...)
+	return sameBytes(got, w, "file extended by SETATTR size")
+}
+
+func testSetattrBadHandle(e *Env) error {
+	_, err := e.C.Setattr(e.Ctx, badHandle(), mode(0o644), nil)
+	return wantBadHandle(err, "SETATTR of a malformed handle")
+}
+
+func testGetattrUnique(e *Env) error {
+	a, err := e.file(e.Dir, "a", nil)
+	if err != nil {
+		return err
+	}
+	b, err := e.file(e.Dir, "b", nil)
+	if err != nil {
+		return err
+	}
+	aa, err := e.attr(a)
+	if err != nil {
+		return err
+	}
+	ba, err := e.attr(b)
+	if err != nil {
+		return err
+	}
+	da, err := e.attr(e.Dir)
+	if err != nil {
+		return err
+	}
+	if aa.FileID == ba.FileID || aa.FileID == da.FileID {
+		return fmt.Errorf("fileids not unique: %d, %d, dir %d (RFC 1813 2.6)", aa.FileID, ba.FileID, da.FileID)
+	}
+	if aa.FSID != ba.FSID || aa.FSID != da.FSID {
+		return fmt.Errorf("fsid differs inside one directory: %d, %d, %d", aa.FSID, ba.FSID, da.FSID)
+	}
+	return nil
+}
+
+func testLookupAttrs(e *Env) error {
+	fh, err := e.file(e.Dir, "f", []byte("hello"))
+	if err != nil {
+		return err
+	}
+	g, err := e.attr(fh)
+	if err != nil {
+		return err
+	}
+	l, err := e.C.Lookup(e.Ctx, e.Dir, "f")
+	if err != nil {
+		return ok(err, "LOOKUP")
+	}
+	if !l.ObjAttr.Set {
+		return Warnf("LOOKUP without obj_attributes")
+	}
+	if l.ObjAttr.Attr.FileID != g.FileID || l.ObjAttr.Attr.Size != 5 || l.ObjAttr.Attr.Type != wire.TypeReg {
+		return fmt.Errorf("LOOKUP attributes fileid %d size %d, GETATTR fileid %d size %d", l.ObjAttr.Attr.FileID, l.ObjAttr.Attr.Size, g.FileID, g.Size)
+	}
+	if !l.DirAttr.Set || l.DirAttr.Attr.Type != wire.TypeDir {
+		return Warnf("LOOKUP without directory attributes")
+	}
+	return nil
+}
+
+func testReadFarPastEOF(e *Env) error {
+	fh, err := e.file(e.Dir, "f", []byte("abc"))
+	if err != nil {
+		return err
+	}
+	r, err := e.C.Read(e.Ctx, fh, 1<<40, 4096)
+	if err != nil {
+		return ok(err, "READ at 2^40")
+	}
+	if r.Count != 0 || len(r.Data) != 0 || !r.EOF {
+		return fmt.Errorf("READ at 2^40 of a 3-byte file: count %d, %d bytes, eof %v", r.Count, len(r.Data), r.EOF)
+	}
+	return nil
+}
+
+func testWriteZero(e *Env) error {
+	fh, err := e.file(e.Dir, "f", []byte("abc"))
+	if err != nil {
+		return err
+	}
+	res, err := e.C.Write(e.Ctx, fh, 100, nil, wire.FileSync)
+	if err != nil {
+		return ok(err, "WRITE of 0 bytes")
+	}
+	if res.Count != 0 {
+		return fmt.Errorf("WRITE of 0 bytes: count %d", res.Count)
+	}
+	a, err := e.attr(fh)
+	if err != nil {
+		return err
+	}
+	if a.Size != 3 {
+		return fmt.Errorf("WRITE of 0 bytes at 100 changed the size to %d", a.Size)
+	}
+	return nil
+}
+
+func testWriteHuge(e *Env) error {
+	fh, err := e.file(e.Dir, "f", nil)
+	if err != nil {
+		return err
+	}
+	const off = 1 << 40
+	_, err = e.C.Write(e.Ctx, fh, off, []byte("far"), wire.FileSync)
+	switch statusOf(err) {
+	case wire.ErrFBig, wire.ErrNoSpc:
+		return nil
+	case wire.OK:
+	default:
+		return fmt.Errorf("WRITE at 2^40: %v, want OK or NFS3ERR_FBIG", err)
+	}
+	defer e.C.Setattr(e.Ctx, fh, wire.Sattr{Size: wire.SetUint64{Set: true}}, nil)
+	a, err := e.attr(fh)
+	if err != nil {
+		return err
+	}
+	if a.Size != off+3 {
+		return fmt.Errorf("size %d after writing 3 bytes at 2^40", a.Size)
+	}
+	r, err := e.C.Read(e.Ctx, fh, off-2, 10)
+	if err != nil {
+		return ok(err, "READ at 2^40")
+	}
+	return sameBytes(r.Data, []byte("\x00\x00far"), "READ at 2^40-2")
+}
+
+func testWriteDataSync(e *Env) error {
+	fh, err := e.file(e.Dir, "f", nil)
+	if err != nil {
+		return err
+	}
+	res, err := e.C.Write(e.Ctx, fh, 0, pattern(100, 1), wire.DataSync)
+	if err != nil {
+		return ok(err, "WRITE DATA_SYNC")
+	}
+	if res.Committed == wire.Unstable {
+		return fmt.Errorf("WRITE DATA_SYNC answered UNSTABLE (RFC 1813 3.3.7: committed >= stable)")
+	}
+	return nil
+}
+
+func testWriteBadHandle(e *Env) error {
+	_, err := e.C.Write(e.Ctx, badHandle(), 0, []byte("x"), wire.FileSync)
+	return wantBadHandle(err, "WRITE to a malformed handle")
+}
+
+func testWriteVerfStable(e *Env) error {
+	a, err := e.file(e.Dir, "a", nil)
+	if err != nil {
+		return err
+	}
+	b, err := e.file(e.Dir, "b", nil)
+	if err != nil {
+		return err
+	}
+	r1, err := e.C.Write(e.Ctx, a, 0, []byte("1"), wire.Unstable)
+	if err != nil {
+		return ok(err, "WRITE a")
+	}
+	r2, err := e.C.Write(e.Ctx, b, 0, []byte("2"), wire.FileSync)
+	if err != nil {
+		return ok(err, "WRITE b")
+	}
+	if r1.Verf != r2.Verf {
+		return fmt.Errorf("write verifiers differ between files and stabilities: %x, %x (RFC 1813 3.3.7: one per server instance)", r1.Verf, r2.Verf)
+	}
+	c, err := e.C.Commit(e.Ctx, a, 0, 0)
+	if err != nil {
+		return ok(err, "COMMIT of the whole file")
+	}
+	if c.Verf != r1.Verf {
+		return fmt.Errorf("COMMIT verifier %x, WRITE verifier %x", c.Verf, r1.Verf)
+	}
+	return nil
+}
+
+func testCommitBadHandle(e *Env) error {
+	_, err := e.C.Commit(e.Ctx, badHandle(), 0, 0)
+	return wantBadHandle(err, "COMMIT of a malformed handle")
+}
+
+func testCreateUncheckedKeeps(e *Env) error {
+	if _, err := e.file(e.Dir, "f", []byte("keep")); err != nil {
+		return err
+	}
+	if _, err := e.C.Create(e.Ctx, e.Dir, "f", wire.CreateHow{Mode: wire.Unchecked}); err != nil {
+		return ok(err, "CREATE UNCHECKED of an existing file, no size")
+	}
+	l, err := e.C.Lookup(e.Ctx, e.Dir, "f")
+	if err != nil {
+		return ok(err, "LOOKUP")
+	}
+	got, err := e.C.ReadAll(e.Ctx, l.FH)
+	if err != nil {
+		return ok(err, "READ")
+	}
+	return sameBytes(got, []byte("keep"), "data after CREATE UNCHECKED without size")
+}
+
+func testCreateExclusiveAttrs(e *Env) error {
+	verf := [8]byte{9, 8, 7, 6, 5, 4, 3, 2}
+	res, err := e.C.Create(e.Ctx, e.Dir, "x", wire.CreateHow{Mode: wire.Exclusive, Verf: verf})
+	if err != nil {
+		return ok(err, "CREATE EXCLUSIVE")
+	}
+	fh := res.FH.FH
+	if !res.FH.Set {
+		l, err := e.C.Lookup(e.Ctx, e.Dir, "x")
+		if err != nil {
+			return ok(err, "LOOKUP")
+		}
+		fh = l.FH
+	}
+	// The client then sets the attributes (RFC 1813 3.3.8).
+	if _, err := e.C.Setattr(e.Ctx, fh, wire.Sattr{Mode: wire.SetUint32{Set: true, V: 0o640},
+		Atime: wire.SetTime{How: wire.SetToServerTime}, Mtime: wire.SetTime{How: wire.SetToServerTime}}, nil); err != nil {
+		return ok(err, "SETATTR after EXCLUSIVE CREATE")
+	}
+	a, err := e.attr(fh)
+	if err != nil {
+		return err
+	}
+	if a.Type != wire.TypeReg || a.Size != 0 || a.Mode&0o777 != 0o640 {
+		return fmt.Errorf("after EXCLUSIVE CREATE and SETATTR: type %v size %d mode %o", a.Type, a.Size, a.Mode&0o777)
+	}
+	if a.Mtime.Sec < 1_600_000_000 {
+		return fmt.Errorf("mtime %v after SET_TO_SERVER_TIME: the verifier is still stored in it", a.Mtime)
+	}
+	return nil
+}
+
+func testCreateBadHandle(e *Env) error {
+	_, err := e.C.Create(e.Ctx, badHandle(), "f", wire.CreateHow{Mode: wire.Guarded, Attr: mode(0o644)})
+	return wantBadHandle(err, "CREATE in a malformed handle")
+}
+
+func testMkdirAttrs(e *Env) error {
+	res, err := e.C.Mkdir(e.Ctx, e.Dir, "d", mode(0o711))
+	if err != nil {
+		return ok(err, "MKDIR")
+	}
+	if !res.Attr.Set {
+		return Warnf("MKDIR without attributes")
+	}
+	if a := res.Attr.Attr; a.Type != wire.TypeDir || a.Mode&0o777 != 0o711 {
+		return fmt.Errorf("MKDIR attributes type %v mode %o", a.Type, a.Mode&0o777)
+	}
+	return advanced(res.DirWcc, "advance", "MKDIR dir_wcc")
+}
+
+func testMkdirDot(e *Env) error {
+	for _, n := range []string{".", ".."} {
+		_, err := e.C.Mkdir(e.Ctx, e.Dir, n, mode(0o755))
+		if err == nil {
+			return fmt.Errorf("MKDIR %q succeeded", n)
+		}
+		if st := statusOf(err); st != wire.ErrExist {
+			return Warnf("MKDIR %q: %v; knfsd answers NFS3ERR_EXIST", n, st)
+		}
+	}
+	return nil
+}
+
+func testMkdirStale(e *Env) error {
+	d, err := e.staleDir()
+	if err != nil {
+		return err
+	}
+	_, err = e.C.Mkdir(e.Ctx, d, "x", mode(0o755))
+	return want(err, wire.ErrStale, "MKDIR in a removed directory")
+}
+
+func testSymlinkLong(e *Env) error {
+	target := strings.Repeat("abcdefgh/", 113) + "end" // 1020 bytes
+	fh, err := e.symlink(e.Dir, "l", target)
+	if err != nil {
+		return err
+	}
+	r, err := e.C.Readlink(e.Ctx, fh)
+	if err != nil {
+		return ok(err, "READLINK")
+	}
+	if r.Target != target {
+		return fmt.Errorf("READLINK returned %d bytes, SYMLINK sent %d", len(r.Target), len(target))
+	}
+	a, err := e.attr(fh)
+	if err != nil {
+		return err
+	}
+	if a.Type != wire.TypeLnk || a.Size != uint64(len(target)) {
+		return fmt.Errorf("symlink attributes type %v size %d, want NF3LNK size %d", a.Type, a.Size, len(target))
+	}
+	return nil
+}
+
+func testSymlinkNameTooLong(e *Env) error {
+	_, err := e.C.Symlink(e.Ctx, e.Dir, longName, "t", mode(0o777))
+	return want(err, wire.ErrNameTooLong, "SYMLINK of a 256-byte name")
+}
+
+func testSymlinkStale(e *Env) error {
+	d, err := e.staleDir()
+	if err != nil {
+		return err
+	}
+	_, err = e.C.Symlink(e.Ctx, d, "l", "t", mode(0o777))
+	return want(err, wire.ErrStale, "SYMLINK in a removed directory")
+}
+
+func testReadlinkStale(e *Env) error {
+	fh, err := e.symlink(e.Dir, "l", "target")
+	if err != nil {
+		return err
+	}
+	if _, err := e.C.Remove(e.Ctx, e.Dir, "l"); err != nil {
+		return ok(err, "REMOVE l")
+	}
+	_, err = e.C.Readlink(e.Ctx, fh)
+	return want(err, wire.ErrStale, "READLINK of a removed symlink")
+}
+
+func testReadlinkBadHandle(e *Env) error {
+	_, err := e.C.Readlink(e.Ctx, badHandle())
+	return wantBadHandle(err, "READLINK of a malformed handle")
+}
+
+func testMknodSock(e *Env) error {
+	res, err := e.C.Mknod(e.Ctx, e.Dir, "s", wire.TypeSock, mode(0o644), wire.Specdata{})
+	if err != nil {
+		return ok(err, "MKNOD NF3SOCK")
+	}
+	fh := res.FH.FH
+	if !res.FH.Set {
+		l, err := e.C.Lookup(e.Ctx, e.Dir, "s")
+		if err != nil {
+			return ok(err, "LOOKUP")
+		}
+		fh = l.FH
+	}
+	a, err := e.attr(fh)
+	if err != nil {
+		return err
+	}
+	if a.Type != wire.TypeSock {
+		return fmt.Errorf("MKNOD NF3SOCK made type %v", a.Type)
+	}
+	return nil
+}
+
+func testMknodDevice(e *Env) error {
+	for _, typ := range []wire.FileType{wire.TypeChr, wire.TypeBlk} {
+		name := fmt.Sprintf("dev%d", typ)
+		res, err := e.C.Mknod(e.Ctx, e.Dir, name, typ, mode(0o600), wire.Specdata{Major: 1, Minor: 7})
+		if e.Cfg.UID != 0 {
+			switch statusOf(err) {
+			case wire.ErrPerm, wire.ErrAcces:
+				continue
+			}
+		}
+		if err != nil {
+			return ok(err, fmt.Sprintf("MKNOD type %d", typ))
+		}
+		fh := res.FH.FH
+		if !res.FH.Set {
+			l, err := e.C.Lookup(e.Ctx, e.Dir, name)
+			if err != nil {
+				return ok(err, "LOOKUP")
+			}
+			fh = l.FH
+		}
+		a, err := e.attr(fh)
+		if err != nil {
+			return err
+		}
+		if a.Type != typ || a.Rdev.Major != 1 || a.Rdev.Minor != 7 {
+			return fmt.Errorf("MKNOD type %d 1:7 made type %v rdev %d:%d", typ, a.Type, a.Rdev.Major, a.Rdev.Minor)
+		}
+	}
+	return nil
+}
+
+func testMknodNameTooLong(e *Env) error {
+	_, err := e.C.Mknod(e.Ctx, e.Dir, longName, wire.TypeFIFO, mode(0o644), wire.Specdata{})
+	return want(err, wire.ErrNameTooLong, "MKNOD of a 256-byte name")
+}
+
+func testMknodStale(e *Env) error {
+	d, err := e.staleDir()
+	if err != nil {
+		return err
+	}
+	_, err = e.C.Mknod(e.Ctx, d, "p", wire.TypeFIFO, mode(0o644), wire.Specdata{})
+	return want(err, wire.ErrStale, "MKNOD in a removed directory")
+}
+
+func testRemoveNameTooLong(e *Env) error {
+	_, err := e.C.Remove(e.Ctx, e.Dir, longName)
+	return want(err, wire.ErrNameTooLong, "REMOVE of a 256-byte name")
+}
+
+func testRemoveStale(e *Env) error {
+	d, err := e.staleDir()
+	if err != nil {
+		return err
+	}
+	_, err = e.C.Remove(e.Ctx, d, "x")
+	return want(err, wire.ErrStale, "REMOVE in a removed directory")
+}
+
+func testRemoveOpenFile(e *Env) error {
+	fh, err := e.file(e.Dir, "f", []byte("data"))
+	if err != nil {
+		return err
+	}
+	if _, err := e.C.Link(e.Ctx, fh, e.Dir, "g"); err != nil {
+		if statusOf(err) == wire.ErrNotSupp {
+			return Warnf("LINK not supported")
+		}
+		return ok(err, "LINK")
+	}
+	if _, err := e.C.Remove(e.Ctx, e.Dir, "f"); err != nil {
+		return ok(err, "REMOVE f")
+	}
+	a, err := e.attr(fh)
+	if err != nil {
+		return ok(err, "GETATTR through the handle after removing one of two names")
+	}
+	if a.Nlink != 1 {
+		return fmt.Errorf("nlink %d after removing one of two names", a.Nlink)
+	}
+	got, err := e.C.ReadAll(e.Ctx, fh)
+	if err != nil {
+		return ok(err, "READ")
+	}
+	return sameBytes(got, []byte("data"), "data through the surviving name")
+}
+
+func testRmdirNameTooLong(e *Env) error {
+	_, err := e.C.Rmdir(e.Ctx, e.Dir, longName)
+	return want(err, wire.ErrNameTooLong, "RMDIR of a 256-byte name")
+}
+
+func testRmdirStale(e *Env) error {
+	d, err := e.staleDir()
+	if err != nil {
+		return err
+	}
+	_, err = e.C.Rmdir(e.Ctx, d, "x")
+	return want(err, wire.ErrStale, "RMDIR in a removed directory")
+}
+
+func testRenameDirOverEmpty(e *Env) error {
+	a, err := e.mkdir(e.Dir, "a")
+	if err != nil {
+		return err
+	}
+	if _, err := e.file(a, "inside", nil); err != nil {
+		return err
+	}
+	if _, err := e.mkdir(e.Dir, "b"); err != nil {
+		return err
+	}
+	if _, err := e.C.Rename(e.Ctx, e.Dir, "a", e.Dir, "b"); err != nil {
+		return ok(err, "RENAME of a directory over an empty one")
+	}
+	b, err := e.C.Lookup(e.Ctx, e.Dir, "b")
+	if err != nil {
+		return ok(err, "LOOKUP b")
+	}
+	if _, err := e.C.Lookup(e.Ctx, b.FH, "inside"); err != nil {
+		return ok(err, "LOOKUP b/inside")
+	}
+	_, err = e.C.Lookup(e.Ctx, e.Dir, "a")
+	return want(err, wire.ErrNoEnt, "LOOKUP a after RENAME")
+}
+
+func testRenameIntoSubdir(e *Env) error {
+	a, err := e.mkdir(e.Dir, "a")
+	if err != nil {
+		return err
+	}
+	b, err := e.mkdir(a, "b")
+	if err != nil {
+		return err
+	}
+	_, err = e.C.Rename(e.Ctx, e.Dir, "a", b, "a")
+	return want(err, wire.ErrInval, "RENAME of a directory into its own subdirectory")
+}
+
+func testRenameNameTooLong(e *Env) error {
+	if _, err := e.file(e.Dir, "f", nil); err != nil {
+		return err
+	}
+	_, err := e.C.Rename(e.Ctx, e.Dir, "f", e.Dir, longName)
+	return want(err, wire.ErrNameTooLong, "RENAME to a 256-byte name")
+}
+
+func testRenameStale(e *Env) error {
+	d, err := e.staleDir()
+	if err != nil {
+		return err
+	}
+	if _, err := e.file(e.Dir, "f", nil); err != nil {
+		return err
+	}
+	_, err = e.C.Rename(e.Ctx, e.Dir, "f", d, "g")
+	return want(err, wire.ErrStale, "RENAME into a removed directory")
+}
+
+func testRenameDots(e *Env) error {
+	if _, err := e.mkdir(e.Dir, "d"); err != nil {
+		return err
+	}
+	d, err := e.C.Lookup(e.Ctx, e.Dir, "d")
+	if err != nil {
+		return ok(err, "LOOKUP d")
+	}
+	for _, n := range []string{".", ".."} {
+		_, err := e.C.Rename(e.Ctx, d.FH, n, e.Dir, "x")
+		switch statusOf(err) {
+		case wire.OK:
+			return fmt.Errorf("RENAME of %q succeeded", n)
+		case wire.ErrInval, wire.ErrPerm, wire.ErrAcces, wire.ErrNotEmpty, wire.ErrExist:
+		default:
+			return fmt.Errorf("RENAME of %q: %v, want an error such as NFS3ERR_INVAL", n, err)
+		}
+	}
+	return nil
+}
+
+func testLinkCount(e *Env) error {
+	fh, err := e.file(e.Dir, "f", nil)
+	if err != nil {
+		return err
+	}
+	res, err := e.C.Link(e.Ctx, fh, e.Dir, "g")
+	if err != nil {
+		return ok(err, "LINK")
+	}
+	if res.Attr.Set && res.Attr.Attr.Nlink != 2 {
+		return fmt.Errorf("LINK file attributes nlink %d, want 2", res.Attr.Attr.Nlink)
+	}
+	if err := advanced(res.DirWcc, "advance", "LINK linkdir_wcc"); err != nil {
+		return err
+	}
+	if _, err := e.C.Link(e.Ctx, fh, e.Dir, "h"); err != nil {
+		return ok(err, "second LINK")
+	}
+	a, err := e.attr(fh)
+	if err != nil {
+		return err
+	}
+	if a.Nlink != 3 {
+		return fmt.Errorf("nlink %d after two LINKs", a.Nlink)
+	}
+	g, _ := e.C.Lookup(e.Ctx, e.Dir, "g")
+	if g == nil || g.ObjAttr.Attr.FileID != a.FileID {
+		return fmt.Errorf("the new name is not the same file")
+	}
+	return nil
+}
+
+func testLinkNameTooLong(e *Env) error {
+	fh, err := e.file(e.Dir, "f", nil)
+	if err != nil {
+		return err
+	}
+	_, err = e.C.Link(e.Ctx, fh, e.Dir, longName)
+	return want(err, wire.ErrNameTooLong, "LINK to a 256-byte name")
+}
+
+func testLinkStale(e *Env) error {
+	fh, err := e.file(e.Dir, "f", nil)
+	if err != nil {
+		return err
+	}
+	d, err := e.staleDir()
+	if err != nil {
+		return err
+	}
+	_, err = e.C.Link(e.Ctx, fh, d, "g")
+	if err := want(err, wire.ErrStale, "LINK into a removed directory"); err != nil {
+		return err
+	}
+	gone, err := e.stale()
+	if err != nil {
+		return err
+	}
+	_, err = e.C.Link(e.Ctx, gone, e.Dir, "h")
+	return want(err, wire.ErrStale, "LINK of a removed file")
+}
+
+func testLinkNotDir(e *Env) error {
+	fh, err := e.file(e.Dir, "f", nil)
+	if err != nil {
+		return err
+	}
+	_, err = e.C.Link(e.Ctx, fh, fh, "g")
+	return want(err, wire.ErrNotDir, "LINK into a regular file")
+}
+
+// readdirPage reads one page of at most count bytes.
+func (e *Env) readdirPage(dir []byte, cookie uint64, verf [8]byte, count uint32) (*wire.ReaddirRes, error) {
+	r, err := e.C.Readdir(e.Ctx, dir, cookie, verf, count)
+	if err != nil {
+		return nil, ok(err, fmt.Sprintf("READDIR cookie %d", cookie))
+	}
+	return r, nil
+}
+
+func testReaddirCreates(e *Env) error {
+	d, err := e.mkdir(e.Dir, "d")
+	if err != nil {
+		return err
+	}
+	for i := 0; i < 30; i++ {
+		if _, err := e.file(d, fmt.Sprintf("first-%02d", i), nil); err != nil {
+			return err
+		}
+	}
+	seen := map[string]bool{}
+	r, err := e.readdirPage(d, 0, [8]byte{}, 512)
+	if err != nil {
+		return err
+	}
+	if r.EOF || len(r.Entries) == 0 {
+		return fmt.Errorf("a 512-byte READDIR page of 32 entries: %d entries, eof %v", len(r.Entries), r.EOF)
+	}
+	for _, en := range r.Entries {
+		seen[en.Name] = true
+	}
+	cookie, verf := r.Entries[len(r.Entries)-1].Cookie, r.Verf
+	for i := 0; i < 10; i++ {
+		if _, err := e.file(d, fmt.Sprintf("later-%02d", i), nil); err != nil {
+			return err
+		}
+	}
+	for !r.EOF {
+		r, err = e.readdirPage(d, cookie, verf, 512)
+		if err != nil {
+			if statusOf(err) == wire.ErrBadCookie {
+				return Warnf("READDIR after creates: NFS3ERR_BAD_COOKIE; knfsd continues")
+			}
+			return err
+		}
+		for _, en := range r.Entries {
+			if seen[en.Name] {
+				return fmt.Errorf("READDIR repeated %q after entries were created mid-listing", en.Name)
+			}
+			seen[en.Name] = true
+			cookie = en.Cookie
+		}
+		verf = r.Verf
+		if len(r.Entries) == 0 && !r.EOF {
+			return fmt.Errorf("READDIR page with no entries and no eof")
+		}
+	}
+	for i := 0; i < 30; i++ {
+		if n := fmt.Sprintf("first-%02d", i); !seen[n] {
+			return fmt.Errorf("READDIR lost %q, which existed before the listing began", n)
+		}
+	}
+	return nil
+}
+
+func testReaddirStaleVerf(e *Env) error {
+	d, err := e.mkdir(e.Dir, "d")
+	if err != nil {
+		return err
+	}
+	for i := 0; i < 20; i++ {
+		if _, err := e.file(d, fmt.Sprintf("f%02d", i), nil); err != nil {
+			return err
+		}
+	}
+	r, err := e.readdirPage(d, 0, [8]byte{}, 512)
+	if err != nil {
+		return err
+	}
+	if r.EOF {
+		return fmt.Errorf("a 512-byte page held 22 entries")
+	}
+	cookie := r.Entries[len(r.Entries)-1].Cookie
+	bogus := r.Verf
+	for i := range bogus {
+		bogus[i] ^= 0x5a
+	}
+	_, err = e.C.Readdir(e.Ctx, d, cookie, bogus, 4096)
+	switch statusOf(err) {
+	case wire.OK:
+		return nil
+	case wire.ErrBadCookie:
+		return Warnf("a stale cookie verifier is NFS3ERR_BAD_COOKIE; knfsd ignores it (RFC 1813 3.3.16 allows either)")
+	}
+	return fmt.Errorf("READDIR with a stale cookie verifier: %v", err)
+}
+
+func testReaddirFileIDs(e *Env) error {
+	fh, err := e.file(e.Dir, "f", nil)
+	if err != nil {
+		return err
+	}
+	a, err := e.attr(fh)
+	if err != nil {
+		return err
+	}
+	ents, err := e.C.ReaddirAll(e.Ctx, e.Dir, 4096)
+	if err != nil {
+		return ok(err, "READDIR")
+	}
+	if id, found := names(ents)["f"]; !found || id != a.FileID {
+		return fmt.Errorf("READDIR fileid of f is %d (found %v), GETATTR says %d (RFC 1813 3.3.16)", id, found, a.FileID)
+	}
+	return nil
+}
+
+func testReaddirBadHandle(e *Env) error {
+	_, err := e.C.Readdir(e.Ctx, badHandle(), 0, [8]byte{}, 4096)
+	return wantBadHandle(err, "READDIR of a malformed handle")
+}
+
+func testReaddirplusStale(e *Env) error {
+	d, err := e.staleDir()
+	if err != nil {
+		return err
+	}
+	_, err = e.C.Readdirplus(e.Ctx, d, 0, [8]byte{}, 4096, 8192)
+	return want(err, wire.ErrStale, "READDIRPLUS of a removed directory")
+}
+
+func testReaddirplusSmallDircount(e *Env) error {
+	for i := 0; i < 5; i++ {
+		if _, err := e.file(e.Dir, fmt.Sprintf("f%d", i), nil); err != nil {
+			return err
+		}
+	}
+	ents, err := e.C.ReaddirplusAll(e.Ctx, e.Dir, 64, 4096)
+	if err != nil {
+		return ok(err, "READDIRPLUS with dircount 64")
+	}
+	if got := len(names(plusEntries(ents))); got != 5 {
+		return fmt.Errorf("READDIRPLUS in dircount-64 pages listed %d of 5 names", got)
+	}
+	return nil
+}
+
+func plusEntries(ps []wire.EntryPlus) []wire.Entry {
+	out := make([]wire.Entry, len(ps))
+	for i, p := range ps {
+		out[i] = wire.Entry{FileID: p.FileID, Name: p.Name, Cookie: p.Cookie}
+	}
+	return out
+}
+
+func testFsinfoSane(e *Env) error {
+	r, err := e.C.Fsinfo(e.Ctx, e.Root)
+	if err != nil {
+		return ok(err, "FSINFO")
+	}
+	switch {
+	case r.RTMax < r.RTPref || r.WTMax < r.WTPref:
+		return fmt.Errorf("FSINFO rtmax %d < rtpref %d or wtmax %d < wtpref %d", r.RTMax, r.RTPref, r.WTMax, r.WTPref)
+	case r.RTMult == 0 || r.WTMult == 0 || r.RTPref%r.RTMult != 0:
+		return fmt.Errorf("FSINFO rtmult %d wtmult %d (rtpref %d)", r.RTMult, r.WTMult, r.RTPref)
+	case r.DTPref == 0:
+		return fmt.Errorf("FSINFO dtpref 0")
+	case r.MaxFileSize < 1<<31:
+		return fmt.Errorf("FSINFO maxfilesize %d", r.MaxFileSize)
+	case r.TimeDelta.Sec > 1 || r.TimeDelta.Sec == 1 && r.TimeDelta.Nsec != 0:
+		return fmt.Errorf("FSINFO time_delta %v over a second", r.TimeDelta)
+	case r.Properties&(wire.FSFLink|wire.FSFSymlink) != wire.FSFLink|wire.FSFSymlink:
+		return Warnf("FSINFO properties %#x lack FSF3_LINK or FSF3_SYMLINK", r.Properties)
+	}
+	if r.RTMax < 1<<20 || r.WTMax < 1<<20 {
+		return Warnf("FSINFO rtmax %d wtmax %d: the Linux client's rsize/wsize stay below 1 MiB", r.RTMax, r.WTMax)
+	}
+	return nil
+}
+
+func testFsinfoFile(e *Env) error {
+	fh, err := e.file(e.Dir, "f", nil)
+	if err != nil {
+		return err
+	}
+	if _, err := e.C.Fsinfo(e.Ctx, fh); err != nil {
+		return ok(err, "FSINFO of a regular file handle")
+	}
+	if _, err := e.C.Fsstat(e.Ctx, fh); err != nil {
+		return ok(err, "FSSTAT of a regular file handle")
+	}
+	return nil
+}
+
+func testPathconfValues(e *Env) error {
+	r, err := e.C.Pathconf(e.Ctx, e.Dir)
+	if err != nil {
+		return ok(err, "PATHCONF")
+	}
+	if r.NameMax != 255 {
+		return fmt.Errorf("PATHCONF name_max %d, want 255", r.NameMax)
+	}
+	if !r.NoTrunc || r.CaseInsensitive || !r.CasePreserving {
+		return fmt.Errorf("PATHCONF no_trunc %v case_insensitive %v case_preserving %v, want true false true", r.NoTrunc, r.CaseInsensitive, r.CasePreserving)
+	}
+	return nil
+}
+
+func testFsstatBadHandle(e *Env) error {
+	_, err := e.C.Fsstat(e.Ctx, badHandle())
+	return wantBadHandle(err, "FSSTAT of a malformed handle")
+}
+
+func testPathconfStale(e *Env) error {
+	fh, err := e.stale()
+	if err != nil {
+		return err
+	}
+	_, err = e.C.Pathconf(e.Ctx, fh)
+	return want(err, wire.ErrStale, "PATHCONF of a removed file")
+}
+
+func testFsinfoStale(e *Env) error {
+	fh, err := e.stale()
+	if err != nil {
+		return err
+	}
+	_, err = e.C.Fsinfo(e.Ctx, fh)
+	return want(err, wire.ErrStale, "FSINFO of a removed file")
+}
+
+func testAccessBadHandle(e *Env) error {
+	_, err := e.C.Access(e.Ctx, badHandle(), wire.AccessRead)
+	return wantBadHandle(err, "ACCESS of a malformed handle")
+}
+
+func testRemoveTwice(e *Env) error {
+	// REMOVE of a file that is gone by the time of a retransmission
+	// from another client: NOENT, and the directory still lists nothing.
+	if _, err := e.file(e.Dir, "f", nil); err != nil {
+		return err
+	}
+	if _, err := e.C.Remove(e.Ctx, e.Dir, "f"); err != nil {
+		return ok(err, "REMOVE")
+	}
+	res, err := e.C.Remove(e.Ctx, e.Dir, "f")
+	if err := want(err, wire.ErrNoEnt, "second REMOVE of the same name"); err != nil {
+		return err
+	}
+	if res != nil && !res.Wcc.After.Set {
+		return Warnf("REMOVE NOENT without the directory's post-op attributes")
+	}
+	return nil
+}
+
+// Read-only export: every modifying procedure is NFS3ERR_ROFS.
+
+// roFile returns the handle of a regular file in the read-only export.
+func (e *Env) roFile() ([]byte, string, error) {
+	ents, err := e.C.ReaddirplusAll(e.Ctx, e.RORoot, 4096, 32768)
+	if err != nil {
+		return nil, "", ok(err, "READDIRPLUS of the read-only export")
+	}
+	for _, en := range ents {
+		if en.Attr.Set && en.Attr.Attr.Type == wire.TypeReg && en.FH.Set {
+			return en.FH.FH, en.Name, nil
+		}
+	}
+	return nil, "", errors.New("the read-only export holds no regular file (see --roexport)")
+}
+
+func wantROFS(err error, what string) error {
+	return want(err, wire.ErrROFS, what+" on a read-only export")
+}
+
+func testROFSCreate(e *Env) error {
+	_, err := e.C.Create(e.Ctx, e.RORoot, "conformance-new", wire.CreateHow{Mode: wire.Guarded, Attr: mode(0o644)})
+	return wantROFS(err, "CREATE")
+}
+
+func testROFSMkdir(e *Env) error {
+	_, err := e.C.Mkdir(e.Ctx, e.RORoot, "conformance-new", mode(0o755))
+	return wantROFS(err, "MKDIR")
+}
+
+func testROFSSymlink(e *Env) error {
+	_, err := e.C.Symlink(e.Ctx, e.RORoot, "conformance-new", "t", mode(0o777))
+	return wantROFS(err, "SYMLINK")
+}
+
+func testROFSMknod(e *Env) error {
+	_, err := e.C.Mknod(e.Ctx, e.RORoot, "conformance-new", wire.TypeFIFO, mode(0o644), wire.Specdata{})
+	return wantROFS(err, "MKNOD")
+}
+
+func testROFSRemove(e *Env) error {
+	_, name, err := e.roFile()
+	if err != nil {
+		return err
+	}
+	_, err = e.C.Remove(e.Ctx, e.RORoot, name)
+	return wantROFS(err, "REMOVE")
+}
+
+func testROFSRmdir(e *Env) error {
+	_, err := e.C.Rmdir(e.Ctx, e.RORoot, "conformance-none")
+	switch statusOf(err) {
+	case wire.ErrROFS:
+		return nil
+	case wire.ErrNoEnt:
+		return Warnf("RMDIR of a missing name on a read-only export: NOENT; knfsd checks ROFS first")
+	}
+	return wantROFS(err, "RMDIR")
+}
+
+func testROFSRename(e *Env) error {
+	_, name, err := e.roFile()
+	if err != nil {
+		return err
+	}
+	_, err = e.C.Rename(e.Ctx, e.RORoot, name, e.RORoot, "conformance-renamed")
+	return wantROFS(err, "RENAME")
+}
+
+func testROFSLink(e *Env) error {
+	fh, _, err := e.roFile()
+	if err != nil {
+		return err
+	}
+	_, err = e.C.Link(e.Ctx, fh, e.RORoot, "conformance-link")
+	return wantROFS(err, "LINK")
+}
+
+func testROFSWrite(e *Env) error {
+	fh, _, err := e.roFile()
+	if err != nil {
+		return err
+	}
+	_, err = e.C.Write(e.Ctx, fh, 0, []byte("x"), wire.FileSync)
+	return wantROFS(err, "WRITE")
+}
+
+func testROFSSetattr(e *Env) error {
+	fh, _, err := e.roFile()
+	if err != nil {
+		return err
+	}
+	if _, err := e.C.Setattr(e.Ctx, fh, mode(0o600), nil); wantROFS(err, "SETATTR mode") != nil {
+		return wantROFS(err, "SETATTR mode")
+	}
+	_, err = e.C.Setattr(e.Ctx, fh, wire.Sattr{Size: wire.SetUint64{Set: true}}, nil)
+	return wantROFS(err, "SETATTR size")
+}
+
+func testROFSRead(e *Env) error {
+	fh, _, err := e.roFile()
+	if err != nil {
+		return err
+	}
+	if _, err := e.C.Read(e.Ctx, fh, 0, 4096); err != nil {
+		return ok(err, "READ on a read-only export")
+	}
+	res, err := e.C.Access(e.Ctx, fh, wire.AccessRead|wire.AccessModify|wire.AccessExtend)
+	if err != nil {
+		return ok(err, "ACCESS on a read-only export")
+	}
+	if res.Access&(wire.AccessModify|wire.AccessExtend) != 0 {
+		return fmt.Errorf("ACCESS grants %#x on a read-only export: MODIFY/EXTEND must not be granted (RFC 1813 3.3.4)", res.Access)
+	}
+	if res.Access&wire.AccessRead == 0 {
+		return Warnf("ACCESS does not grant READ of a readable file on a read-only export (granted %#x)", res.Access)
+	}
+	return nil
+}
+
+func testXDevRename(e *Env) error {
+	fh, name, err := e.roFile()
+	if err != nil {
+		return err
+	}
+	_, err = e.C.Rename(e.Ctx, e.RORoot, name, e.Dir, "moved")
+	switch statusOf(err) {
+	case wire.ErrXDev, wire.ErrROFS:
+	default:
+		return fmt.Errorf("RENAME across exports: %v, want NFS3ERR_XDEV (or NFS3ERR_ROFS, knfsd's answer when one side is read-only)", err)
+	}
+	_, err = e.C.Link(e.Ctx, fh, e.Dir, "linked")
+	switch statusOf(err) {
+	case wire.ErrXDev, wire.ErrROFS:
+		return nil
+	}
+	return fmt.Errorf("LINK across exports: %v, want NFS3ERR_XDEV or NFS3ERR_ROFS (RFC 1813 3.3.15)", err)
+}
