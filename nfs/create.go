@@ -45,6 +45,9 @@ func (s *Server) doCreate(call *oncrpc.Call, args *wire.CreateArgs, res *wire.Cr
 	if st := s.beginDirChange(call, "CREATE", args.Where.Dir, name, &rq, &dir, &res.DirWcc); st != wire.OK {
 		return st
 	}
+	if isDotName(name) {
+		return wire.ErrExist // as knfsd's nfsd_create, nfsd_link, nfsd_symlink
+	}
 	owner := newOwner(&rq.cred, &dir)
 	sa := &args.How.Attr
 	if args.How.Mode == wire.Exclusive {

@@ -38,6 +38,10 @@ func (s *Server) beginDirChange(call *oncrpc.Call, proc string, fh []byte, name 
 	return wire.OK
 }
 
+// isDotName reports "." or "..": names that always exist, so creating
+// one answers NFS3ERR_EXIST.
+func isDotName(name string) bool { return name == "." || name == ".." }
+
 // newOwner is the owner of an object created by c in directory dir: the
 // caller, with the directory's group when it is set-group-ID.
 func newOwner(c *Cred, dir *vfs.Attr) vfs.Owner {

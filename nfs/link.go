@@ -37,6 +37,9 @@ func (s *Server) doLink(call *oncrpc.Call, args *wire.LinkArgs, res *wire.LinkRe
 	if st := s.beginDirChange(call, "LINK", args.Link.Dir, args.Link.Name, &dir, &dattr, &res.DirWcc); st != wire.OK {
 		return st
 	}
+	if isDotName(args.Link.Name) {
+		return wire.ErrExist // as knfsd's nfsd_create, nfsd_link, nfsd_symlink
+	}
 	if file.ex != dir.ex {
 		return wire.ErrXDev
 	}

@@ -29,6 +29,9 @@ func (s *Server) doMkdir(call *oncrpc.Call, args *wire.MkdirArgs, res *wire.Mkdi
 	if st := s.beginDirChange(call, "MKDIR", args.Where.Dir, args.Where.Name, &rq, &dir, &res.DirWcc); st != wire.OK {
 		return st
 	}
+	if isDotName(args.Where.Name) {
+		return wire.ErrExist // as knfsd's nfsd_create, nfsd_link, nfsd_symlink
+	}
 	owner := newOwner(&rq.cred, &dir)
 	mode := modeOr(&args.Attr, defaultDirMode)
 	if dir.Mode&02000 != 0 {

@@ -32,6 +32,9 @@ func (s *Server) doMknod(call *oncrpc.Call, args *wire.MknodArgs, res *wire.Mkno
 	if st := s.beginDirChange(call, "MKNOD", args.Where.Dir, args.Where.Name, &rq, &dir, &res.DirWcc); st != wire.OK {
 		return st
 	}
+	if isDotName(args.Where.Name) {
+		return wire.ErrExist // as knfsd's nfsd_create, nfsd_link, nfsd_symlink
+	}
 	switch args.Type {
 	case wire.TypeChr, wire.TypeBlk, wire.TypeSock, wire.TypeFIFO:
 	default:

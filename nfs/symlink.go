@@ -31,6 +31,9 @@ func (s *Server) doSymlink(call *oncrpc.Call, args *wire.SymlinkArgs, res *wire.
 	if st := s.beginDirChange(call, "SYMLINK", args.Where.Dir, args.Where.Name, &rq, &dir, &res.DirWcc); st != wire.OK {
 		return st
 	}
+	if isDotName(args.Where.Name) {
+		return wire.ErrExist // as knfsd's nfsd_create, nfsd_link, nfsd_symlink
+	}
 	if args.Target == "" {
 		return wire.ErrInval
 	}

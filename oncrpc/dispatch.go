@@ -52,6 +52,11 @@ func (d *Dispatcher) Dispatch(ctx context.Context, msg []byte, conn *ConnInfo, c
 			}
 			return false
 		}
+		if he.Auth != AuthOK {
+			d.log.Info("credential rejected", zap.Stringer("remote", conn.Remote), zap.Uint32("xid", hdr.XID), zap.Stringer("stat", he.Auth), zap.Error(err))
+			reply.Head = AppendAuthError(reply.Head, hdr.XID, he.Auth)
+			return true
+		}
 		d.log.Info("garbage RPC header", zap.Stringer("remote", conn.Remote), zap.Uint32("xid", hdr.XID), zap.Error(err))
 		reply.Head = AppendAcceptedHeader(reply.Head, hdr.XID, GarbageArgs)
 		return true

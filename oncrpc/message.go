@@ -1,6 +1,7 @@
 package oncrpc
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/gonfsrdma/gonfsrdma/xdr"
@@ -127,7 +128,11 @@ type HeaderError struct {
 	XID      uint32
 	XIDValid bool
 	NotCall  bool // a REPLY, or another msg_type: dropped silently
-	Err      error
+	// Auth is AuthBadCred or AuthBadVerf when the credential or verifier
+	// claims a body longer than MaxAuthBytes (RFC 5531 section 8.2): an
+	// authentication error rather than garbage.
+	Auth AuthStat
+	Err  error
 }
 
 func (e *HeaderError) Error() string { return "oncrpc: bad call header: " + e.Err.Error() }
@@ -151,11 +156,26 @@ func DecodeCallHeader(msg []byte) (CallHeader, int, error) {
 	h.Vers = r.Uint32()
 	h.Proc = r.Uint32()
 	h.Cred = decodeOpaqueAuth(r)
+	if err := r.Err(); err != nil {
+		return h, 0, authHeaderError(h.XID, err, AuthBadCred)
+	}
 	h.Verf = decodeOpaqueAuth(r)
 	if err := r.Err(); err != nil {
-		return h, 0, &HeaderError{XID: h.XID, XIDValid: true, Err: err}
+		return h, 0, authHeaderError(h.XID, err, AuthBadVerf)
 	}
 	return h, r.Offset(), nil
+}
+
+// authHeaderError classifies a failure to decode the credential or the
+// verifier: a body over MaxAuthBytes is an authentication error (stat),
+// anything else garbage. Kept off the success path: errors.As allocates.
+func authHeaderError(xid uint32, err error, stat AuthStat) *HeaderError {
+	he := &HeaderError{XID: xid, XIDValid: true, Err: err}
+	var le *xdr.LengthError
+	if errors.As(err, &le) {
+		he.Auth = stat
+	}
+	return he
 }
 
 // AppendCallHeader appends a call header (RFC 5531 section 9).

@@ -235,10 +235,15 @@ func TestDispatchStatuses(t *testing.T) {
 	if _, perr := ParseReply(raw); err != nil || !errors.As(perr, &re) || re.AuthStat != AuthBadVerf {
 		t.Errorf("bad verifier: %v %v", err, perr)
 	}
-	// Garbled header with a readable XID -> GARBAGE_ARGS.
+	// A credential body over 400 bytes -> AUTH_BADCRED (RFC 5531 8.2).
 	raw, err = c.RoundTrip(ctx, 79, words(79, 0, 2, 400000, 2, 0, 0, 500))
+	if _, perr := ParseReply(raw); err != nil || !errors.As(perr, &re) || re.AuthStat != AuthBadCred {
+		t.Errorf("oversized credential: %v %v", err, perr)
+	}
+	// A header cut short after a readable XID -> GARBAGE_ARGS.
+	raw, err = c.RoundTrip(ctx, 80, words(80, 0, 2, 400000, 2, 0, 0, 8, 1))
 	if _, perr := ParseReply(raw); err != nil || !errors.As(perr, &ae) || ae.Stat != GarbageArgs {
-		t.Errorf("garbled header: %v %v", err, perr)
+		t.Errorf("truncated header: %v %v", err, perr)
 	}
 	// The connection still works.
 	if err := call(400000, 2, 0); err != nil {

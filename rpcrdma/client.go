@@ -199,6 +199,12 @@ func Dial(ctx context.Context, provider verbs.Provider, addr string, cfg ClientC
 	return c, nil
 }
 
+// ServerPrivateData returns the RFC 8797 private data of the server's
+// connection reply and whether it carried any.
+func (c *Client) ServerPrivateData() (PrivateData, bool) {
+	return ParsePrivateData(c.vc.PeerPrivateData())
+}
+
 // SendMax is the negotiated inline send size (what one Send may carry).
 func (c *Client) SendMax() int { return c.sendMax }
 
@@ -383,9 +389,9 @@ func (c *Client) acquire(ctx context.Context) (*cslot, error) {
 	}
 	c.active.Add(1)
 	c.mu.Unlock()
-	if !c.credits.acquire() {
+	if err := c.credits.acquire(ctx); err != nil {
 		c.active.Done()
-		return nil, ErrClosed
+		return nil, err
 	}
 	select {
 	case s := <-c.free:

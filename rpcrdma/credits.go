@@ -11,7 +11,10 @@
 
 package rpcrdma
 
-import "sync"
+import (
+	"context"
+	"sync"
+)
 
 // sqBudget is a counting semaphore over send-queue slots. Waiters give up
 // when the connection dies.
@@ -64,17 +67,29 @@ func (b *sqBudget) kill() {
 // Receives the client keeps posted).
 type clientCredits struct {
 	mu       sync.Mutex
-	cond     sync.Cond
 	limit    int
 	max      int
 	inFlight int
 	dead     bool
+	// changed is closed (and replaced) whenever a waiter may proceed: a
+	// call finished, the grant grew, or the connection died. Waiting on a
+	// channel lets acquire honour its context. It is replaced only when
+	// someone waits, so the steady state allocates nothing.
+	changed chan struct{}
+	waiters int
 }
 
 func newClientCredits(max int) *clientCredits {
-	c := &clientCredits{limit: 1, max: max}
-	c.cond.L = &c.mu
-	return c
+	return &clientCredits{limit: 1, max: max, changed: make(chan struct{})}
+}
+
+// wakeLocked wakes every waiter; c.mu is held.
+func (c *clientCredits) wakeLocked() {
+	if c.waiters == 0 {
+		return
+	}
+	close(c.changed)
+	c.changed = make(chan struct{})
 }
 
 // update applies a grant from a reply header.
@@ -87,37 +102,56 @@ func (c *clientCredits) update(grant uint32) {
 		g = c.max
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	grew := g > c.limit
 	c.limit = g
-	c.mu.Unlock()
 	if grew {
-		c.cond.Broadcast()
+		c.wakeLocked()
 	}
 }
 
-func (c *clientCredits) acquire() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for c.inFlight >= c.limit && !c.dead {
-		c.cond.Wait()
+// acquire waits for a credit. It returns ctx's error when ctx ends first
+// and ErrClosed when the connection dies.
+func (c *clientCredits) acquire(ctx context.Context) error {
+	for {
+		c.mu.Lock()
+		if c.dead {
+			c.mu.Unlock()
+			return ErrClosed
+		}
+		if c.inFlight < c.limit {
+			c.inFlight++
+			c.mu.Unlock()
+			return nil
+		}
+		ch := c.changed
+		c.waiters++
+		c.mu.Unlock()
+		var err error
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+		c.mu.Lock()
+		c.waiters--
+		c.mu.Unlock()
+		if err != nil {
+			return err
+		}
 	}
-	if c.dead {
-		return false
-	}
-	c.inFlight++
-	return true
 }
 
 func (c *clientCredits) release() {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.inFlight--
-	c.mu.Unlock()
-	c.cond.Signal()
+	c.wakeLocked()
 }
 
 func (c *clientCredits) kill() {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.dead = true
-	c.mu.Unlock()
-	c.cond.Broadcast()
+	c.wakeLocked()
 }
