@@ -55,8 +55,9 @@ if ((${#missing[@]})); then
 	log "downloading ${#missing[@]} package(s) into $DEBS"
 	names=()
 	for f in "${missing[@]}"; do names+=("${f%%_*}"); done
-	(cd "$DEBS" && timeout "$DL_TIMEOUT" apt-get download -q -o APT::Sandbox::User=root "${names[@]}" >&2) ||
-		die "apt-get download failed (or took over ${DL_TIMEOUT}s)"
+	(cd "$DEBS" && timeout "$DL_TIMEOUT" apt-get download -q -o APT::Sandbox::User=root "${names[@]}") >"$CACHE/download.log" 2>&1 ||
+		die "apt-get download failed or took over ${DL_TIMEOUT}s: $(tail -n 3 "$CACHE/download.log" | tr '\n' ' ')"
+	log "$(grep -E '^Fetched' "$CACHE/download.log" || echo 'downloaded')"
 fi
 while read -r _uri file _size hash; do
 	[[ -s $DEBS/$file ]] || die "package file $file missing after download"

@@ -274,7 +274,7 @@ step_show_chunks() {
 	d=$(decode_xprt <<<"$l")
 	echo "$SERVER $XPORT raw: $(echo $l)" >>"$RES/chunks.txt"
 	echo "$SERVER $XPORT decoded: $d" >>"$RES/chunks.txt"
-	console "@@ CHUNKS $SERVER $XPORT (whole mount): ${d% connects=*}"
+	console "@@ CHUNKS $SERVER $XPORT (since this mount): ${d% connects=*}"
 }
 
 # ---------------------------------------------------------------- mounts
