@@ -619,16 +619,18 @@ DEADLINE=0 # end of the current server's share of the time limit (seconds, EPOCH
 FAILED=0
 
 # run_step SERVER TRANSPORT NAME TIMEOUT FUNC ARGS...
-# With DEADLINE set, a step that would start after it is not run (FAIL) and
-# its timeout is cut to the time left; TIMEOUT prefixed with "!" ignores the
-# deadline (teardown).
+# With DEADLINE set, a step is not started (FAIL "not run") unless
+# min(TIMEOUT, 60 s) is left, and its timeout is cut to the time left;
+# TIMEOUT prefixed with "!" ignores the deadline (teardown).
 run_step() {
 	local srv=$1 xp=$2 name=$3 tmo=$4 rc=0 t0 t1 ms st reason="" pid wd left force=0
 	shift 4
 	if [[ $tmo == !* ]]; then force=1 tmo=${tmo#!}; fi
 	if ((DEADLINE > 0 && !force)); then
+		# start a step only with min(its timeout, 60 s) left: a step cut
+		# short (the server kill above all) could leave the server down
 		left=$((DEADLINE - $(now)))
-		if ((left < 5)); then
+		if ((left < (tmo < 60 ? tmo : 60))); then
 			printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$srv" "$xp" "$name" FAIL 0 "not run: the server's share of the guest time limit ran out" >>"$ROWS"
 			echo "@@ ROW $srv $xp | $name | FAIL | not run (out of time)"
 			FAILED=1
