@@ -1,13 +1,14 @@
 # gonfsrdma — see README.md. Every target runs on a fresh Debian bookworm
 # machine as root; `deps` installs what the others need.
 
+SHELL    := /bin/bash
 GO       ?= go
 BIN      := bin/gonfsrdma
 PKGS     := ./...
 FUZZTIME ?= 5s
 EXPORT   ?= /srv/gonfsrdma
 
-.PHONY: all deps build run test check fuzz bench bench-peers lint interop test-kernel clean
+.PHONY: all deps build run test check conformance fuzz bench bench-peers lint interop test-kernel clean
 
 all: build
 
@@ -34,6 +35,11 @@ lint:
 test:
 	$(GO) test -race -count=1 -timeout 15m $(PKGS)
 
+# The conformance suite against an in-process daemon, over TCP and over
+# RPC-over-RDMA on the software fabric, with every test's line printed.
+conformance:
+	$(GO) test -count=1 -v -run '^TestSuite' ./conformance | grep -E '^\s+suite_test.go:[0-9]+: |^(--- |ok|FAIL|PASS)' | sed -E 's/^\s+suite_test.go:[0-9]+: //'; exit $${PIPESTATUS[0]}
+
 # Short native-fuzzing runs of every fuzz target, from their seeds.
 fuzz:
 	@scripts/fuzz.sh $(FUZZTIME)
@@ -56,7 +62,7 @@ test-kernel: build
 	conformance/kernel/run.sh
 
 # The README's test command: everything CI runs.
-check: deps lint test fuzz interop test-kernel
+check: deps lint test conformance fuzz interop test-kernel
 
 clean:
 	rm -rf bin

@@ -100,6 +100,7 @@ func TestSuiteRDMAFabric(t *testing.T) {
 }
 
 func runSuite(t *testing.T, d *daemon.Daemon, export string, pmPort int, base Config) {
+	t.Logf("== conformance suite against an in-process gonfsrdma, NFS over %s", base.Transport)
 	cfg := Config{
 		Server:      "127.0.0.1",
 		Export:      export,
