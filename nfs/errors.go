@@ -95,6 +95,9 @@ func errnoStatus(e syscall.Errno) (wire.Status, bool) {
 		return wire.ErrDQuot, true
 	case syscall.ESTALE:
 		return wire.ErrStale, true
+	case syscall.ENOMEM, syscall.EMFILE, syscall.ENFILE, syscall.EAGAIN:
+		// Transient: the client retries later (knfsd's nfserrno).
+		return wire.ErrJukebox, true
 	case syscall.EOPNOTSUPP:
 		return wire.ErrNotSupp, true
 	case syscall.ELOOP:

@@ -60,6 +60,7 @@ func TestStatusMapping(t *testing.T) {
 		{syscall.EPERM, wire.ErrPerm},
 		{syscall.EROFS, wire.ErrROFS},
 		{syscall.ENOTEMPTY, wire.ErrNotEmpty},
+		{&os.PathError{Op: "open_by_handle_at", Err: syscall.ENOMEM}, wire.ErrJukebox},
 		{syscall.ENAMETOOLONG, wire.ErrNameTooLong},
 		{syscall.ENOSPC, wire.ErrNoSpc},
 		{syscall.EDQUOT, wire.ErrDQuot},

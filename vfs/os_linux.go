@@ -218,6 +218,21 @@ func (f *OSFS) acquire(h Handle) (*fdEntry, error) {
 	return f.resolve(h)
 }
 
+// openByHandle is open_by_handle_at(2), retried a few times on ENOMEM and
+// EINTR: decoding the handle of a file that is being deleted has been
+// seen to fail with ENOMEM for a moment (6.18 kernel, ext4) before it
+// settles on ESTALE. What is still ENOMEM after that is reported as such
+// (NFS3ERR_JUKEBOX: the client retries).
+func openByHandle(mountFD int, fh unix.FileHandle, flags int) (int, error) {
+	for try := 0; ; try++ {
+		fd, err := unix.OpenByHandleAt(mountFD, fh, flags)
+		if (err != unix.ENOMEM && err != unix.EINTR) || try == 4 {
+			return fd, err
+		}
+		time.Sleep(time.Duration(try+1) * time.Millisecond)
+	}
+}
+
 // resolve is acquire's slow path: authenticate, open_by_handle_at, check
 // the object is alive and inside the export, cache it.
 func (f *OSFS) resolve(h Handle) (*fdEntry, error) {
@@ -225,7 +240,7 @@ func (f *OSFS) resolve(h Handle) (*fdEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	fd, err := unix.OpenByHandleAt(f.rootFD, fh, unix.O_PATH|unix.O_CLOEXEC)
+	fd, err := openByHandle(f.rootFD, fh, unix.O_PATH|unix.O_CLOEXEC)
 	if err != nil {
 		switch err {
 		case unix.EMFILE, unix.ENFILE, unix.ENOMEM, unix.EINTR:
@@ -352,7 +367,7 @@ func (f *OSFS) ioFD(e *fdEntry, write bool) (int, error) {
 	if write {
 		flags = unix.O_RDWR
 	}
-	fd, err := unix.OpenByHandleAt(f.rootFD, e.fh, flags|unix.O_CLOEXEC|unix.O_NOFOLLOW)
+	fd, err := openByHandle(f.rootFD, e.fh, flags|unix.O_CLOEXEC|unix.O_NOFOLLOW)
 	if err != nil {
 		if err == unix.ESTALE {
 			return -1, ErrStale
