@@ -317,12 +317,13 @@ func testRmdirNoEnt(e *Env) error {
 
 func testRmdirDot(e *Env) error {
 	// knfsd answers NFS3ERR_ACCES (nfsd_unlink refuses dot entries);
-	// rmdir(2) gives EINVAL, i.e. NFS3ERR_INVAL.
+	// rmdir(2) gives EINVAL, i.e. NFS3ERR_INVAL; RFC 1813 3.3.13 names
+	// NFS3ERR_EXIST as an acceptable answer for "..".
 	for _, n := range []string{".", ".."} {
 		_, err := e.C.Rmdir(e.Ctx, e.Dir, n)
-		switch st := statusOf(err); st {
-		case wire.ErrInval, wire.ErrAcces:
-		case wire.ErrPerm, wire.ErrNotEmpty, wire.ErrExist:
+		switch st := statusOf(err); {
+		case st == wire.ErrInval || st == wire.ErrAcces || (n == ".." && st == wire.ErrExist):
+		case st == wire.ErrPerm || st == wire.ErrNotEmpty || st == wire.ErrExist:
 			return Warnf("RMDIR %q: %v, want NFS3ERR_INVAL or NFS3ERR_ACCES", n, st)
 		default:
 			return fmt.Errorf("RMDIR %q: got %v, want NFS3ERR_INVAL or NFS3ERR_ACCES", n, st)
@@ -520,7 +521,7 @@ func testLinkDir(e *Env) error {
 	case wire.ErrIsDir, wire.ErrPerm, wire.ErrNotSupp, wire.ErrInval:
 		return nil
 	default:
-		return fmt.Errorf("LINK of a directory: got %v, want NFS3ERR_ISDIR", st)
+		return fmt.Errorf("LINK of a directory: got %v, want NFS3ERR_ISDIR (or PERM, NOTSUPP, INVAL)", st)
 	}
 }
 

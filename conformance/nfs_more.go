@@ -1075,11 +1075,25 @@ func testPathconfValues(e *Env) error {
 	if err != nil {
 		return ok(err, "PATHCONF")
 	}
-	if r.NameMax != 255 {
-		return fmt.Errorf("PATHCONF name_max %d, want 255", r.NameMax)
-	}
 	if !r.NoTrunc || r.CaseInsensitive || !r.CasePreserving {
 		return fmt.Errorf("PATHCONF no_trunc %v case_insensitive %v case_preserving %v, want true false true", r.NoTrunc, r.CaseInsensitive, r.CasePreserving)
+	}
+	// RFC 1813 3.3.20 fixes no value for name_max, but the server must
+	// keep it: a name_max-byte name is accepted and, with no_trunc, one
+	// byte more is NFS3ERR_NAMETOOLONG.
+	if r.NameMax == 0 || r.NameMax > 4096 {
+		return fmt.Errorf("PATHCONF name_max %d", r.NameMax)
+	}
+	longest := strings.Repeat("n", int(r.NameMax))
+	if _, err := e.C.Create(e.Ctx, e.Dir, longest, wire.CreateHow{Mode: wire.Unchecked}); err != nil {
+		return ok(err, fmt.Sprintf("CREATE of a %d-byte name (name_max)", r.NameMax))
+	}
+	_, err = e.C.Create(e.Ctx, e.Dir, longest+"n", wire.CreateHow{Mode: wire.Unchecked})
+	if err := want(err, wire.ErrNameTooLong, fmt.Sprintf("CREATE of a %d-byte name (name_max+1, no_trunc)", r.NameMax+1)); err != nil {
+		return err
+	}
+	if r.NameMax != 255 {
+		return Warnf("PATHCONF name_max %d; knfsd reports 255 on Linux file systems", r.NameMax)
 	}
 	return nil
 }
