@@ -5,7 +5,6 @@ import (
 
 	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
-	"github.com/gonfsrdma/gonfsrdma/vfs"
 	"github.com/gonfsrdma/gonfsrdma/xdr"
 )
 
@@ -28,26 +27,10 @@ func (s *Server) commit(_ context.Context, call *oncrpc.Call, reply *oncrpc.Repl
 }
 
 func (s *Server) doCommit(rq *req, res *wire.CommitRes) wire.Status {
-	a, err := rq.fs.GetAttr(rq.h)
-	if err != nil {
-		return s.status("COMMIT", err)
-	}
-	res.Wcc.Before = preOp(&a)
-	res.Wcc.After = rq.attrOp(&a)
-	switch a.Type {
-	case vfs.TypeReg:
-	case vfs.TypeDir:
-		return wire.ErrIsDir
-	default:
-		return wire.ErrInval
-	}
-	if rq.ro {
-		return wire.ErrROFS
-	}
-	if st := permit(&rq.cred, &a, mayWrite, true); st != wire.OK {
+	if st := s.openWrite(rq, "COMMIT", &res.Wcc); st != wire.OK {
 		return st
 	}
-	err = rq.fs.Commit(rq.h)
+	err := rq.fs.Commit(rq.h)
 	res.Wcc.After = rq.postOp(rq.h)
 	if err != nil {
 		return s.status("COMMIT", err)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
-	"github.com/gonfsrdma/gonfsrdma/vfs"
 	"github.com/gonfsrdma/gonfsrdma/xdr"
 )
 
@@ -38,12 +37,8 @@ func (s *Server) doRead(rq *req, args *wire.ReadArgs, res *wire.ReadRes, reply *
 		return s.status("READ", err)
 	}
 	res.Attr = rq.attrOp(&a)
-	switch a.Type {
-	case vfs.TypeReg:
-	case vfs.TypeDir:
-		return wire.ErrIsDir
-	default:
-		return wire.ErrInval
+	if st := regularFile(a.Type); st != wire.OK {
+		return st
 	}
 	if st := permitRead(&rq.cred, &a); st != wire.OK {
 		return st

@@ -31,23 +31,7 @@ func (s *Server) write(_ context.Context, call *oncrpc.Call, reply *oncrpc.Reply
 }
 
 func (s *Server) doWrite(rq *req, args *wire.WriteArgs, res *wire.WriteRes) wire.Status {
-	a, err := rq.fs.GetAttr(rq.h)
-	if err != nil {
-		return s.status("WRITE", err)
-	}
-	res.Wcc.Before = preOp(&a)
-	res.Wcc.After = rq.attrOp(&a)
-	switch a.Type {
-	case vfs.TypeReg:
-	case vfs.TypeDir:
-		return wire.ErrIsDir
-	default:
-		return wire.ErrInval
-	}
-	if rq.ro {
-		return wire.ErrROFS
-	}
-	if st := permit(&rq.cred, &a, mayWrite, true); st != wire.OK {
+	if st := s.openWrite(rq, "WRITE", &res.Wcc); st != wire.OK {
 		return st
 	}
 	if args.Offset > math.MaxInt64-uint64(len(args.Data)) {
@@ -66,4 +50,37 @@ func (s *Server) doWrite(rq *req, args *wire.WriteArgs, res *wire.WriteRes) wire
 	}
 	res.Verf = s.verf
 	return wire.OK
+}
+
+// openWrite is the start WRITE and COMMIT share: it fills wcc from the
+// file's attributes, then checks that rq names a regular file on a
+// writable export that the caller may write.
+func (s *Server) openWrite(rq *req, proc string, wcc *wire.WccData) wire.Status {
+	a, err := rq.fs.GetAttr(rq.h)
+	if err != nil {
+		return s.status(proc, err)
+	}
+	wcc.Before = preOp(&a)
+	wcc.After = rq.attrOp(&a)
+	if st := regularFile(a.Type); st != wire.OK {
+		return st
+	}
+	if rq.ro {
+		return wire.ErrROFS
+	}
+	return permit(&rq.cred, &a, mayWrite, true)
+}
+
+// regularFile is the answer of READ, WRITE and COMMIT to a file of type
+// t: OK for a regular file, NFS3ERR_ISDIR for a directory, NFS3ERR_INVAL
+// for anything else.
+func regularFile(t vfs.FileType) wire.Status {
+	switch t {
+	case vfs.TypeReg:
+		return wire.OK
+	case vfs.TypeDir:
+		return wire.ErrIsDir
+	default:
+		return wire.ErrInval
+	}
 }
