@@ -73,26 +73,12 @@ func (s *Server) openDir(rq *req, proc string, attr *wire.PostOpAttr) (wire.Stat
 }
 
 func (s *Server) doReaddir(rq *req, args *wire.ReaddirArgs, reply *oncrpc.Reply, conn *oncrpc.ConnInfo, dirAttr *wire.PostOpAttr) wire.Status {
-	if st, _ := s.openDir(rq, "READDIR", dirAttr); st != wire.OK {
+	entries, eof, budget, st := s.listDir(rq, "READDIR", args.Cookie, args.Count, reply, conn, dirAttr)
+	if st != wire.OK {
 		return st
 	}
-	budget := dirBudget(args.Count, reply, conn) - dirResFixed
-	if budget < minEntrySize {
-		return wire.ErrTooSmall
-	}
-	entries, eof, err := rq.fs.ReadDir(rq.h, args.Cookie, min(budget/minEntrySize+1, maxDirBatch))
-	if errors.Is(err, vfs.ErrBadCookie) {
-		// Lenient, as knfsd: a cookie the backend never issued (past
-		// the end, or from before a change) is the end of the list.
-		entries, eof, err = nil, true, nil
-	}
-	if err != nil {
-		return s.status("READDIR", err)
-	}
 	start := len(reply.Head)
-	b := xdr.AppendUint32(reply.Head, uint32(wire.OK))
-	b = dirAttr.Append(b)
-	b = append(b, make([]byte, wire.CookieVerfSize)...)
+	b := appendDirResOKHead(reply.Head, dirAttr)
 	used := 0
 	for i := range entries {
 		e := &entries[i]
@@ -110,4 +96,37 @@ func (s *Server) doReaddir(rq *req, args *wire.ReaddirArgs, reply *oncrpc.Reply,
 	}
 	reply.Head = wire.AppendDirListEnd(b, eof)
 	return wire.OK
+}
+
+// listDir is the start READDIR and READDIRPLUS share: it checks that rq
+// names a readable directory (filling dirAttr), turns the client's count
+// into the budget for entries and lists from cookie as many entries as
+// could fit it.
+func (s *Server) listDir(rq *req, proc string, cookie uint64, count uint32, reply *oncrpc.Reply, conn *oncrpc.ConnInfo, dirAttr *wire.PostOpAttr) (entries []vfs.DirEntry, eof bool, budget int, st wire.Status) {
+	if st, _ := s.openDir(rq, proc, dirAttr); st != wire.OK {
+		return nil, false, 0, st
+	}
+	budget = dirBudget(count, reply, conn) - dirResFixed
+	if budget < minEntrySize {
+		return nil, false, 0, wire.ErrTooSmall
+	}
+	entries, eof, err := rq.fs.ReadDir(rq.h, cookie, min(budget/minEntrySize+1, maxDirBatch))
+	if errors.Is(err, vfs.ErrBadCookie) {
+		// Lenient, as knfsd: a cookie the backend never issued (past
+		// the end, or from before a change) is the end of the list.
+		entries, eof, err = nil, true, nil
+	}
+	if err != nil {
+		return nil, false, 0, s.status(proc, err)
+	}
+	return entries, eof, budget, wire.OK
+}
+
+// appendDirResOKHead appends the head of a READDIR3resok or
+// READDIRPLUS3resok: status OK, the directory's attributes and a zero
+// cookie verifier.
+func appendDirResOKHead(b []byte, dirAttr *wire.PostOpAttr) []byte {
+	b = xdr.AppendUint32(b, uint32(wire.OK))
+	b = dirAttr.Append(b)
+	return append(b, make([]byte, wire.CookieVerfSize)...)
 }

@@ -2,11 +2,9 @@ package nfs
 
 import (
 	"context"
-	"errors"
 
 	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
-	"github.com/gonfsrdma/gonfsrdma/vfs"
 	"github.com/gonfsrdma/gonfsrdma/xdr"
 )
 
@@ -35,27 +33,13 @@ func (s *Server) readdirplus(_ context.Context, call *oncrpc.Call, reply *oncrpc
 }
 
 func (s *Server) doReaddirplus(rq *req, args *wire.ReaddirplusArgs, reply *oncrpc.Reply, conn *oncrpc.ConnInfo, dirAttr *wire.PostOpAttr) wire.Status {
-	if st, _ := s.openDir(rq, "READDIRPLUS", dirAttr); st != wire.OK {
+	entries, eof, budget, st := s.listDir(rq, "READDIRPLUS", args.Cookie, args.MaxCount, reply, conn, dirAttr)
+	if st != wire.OK {
 		return st
 	}
-	budget := dirBudget(args.MaxCount, reply, conn) - dirResFixed
-	if budget < minEntrySize {
-		return wire.ErrTooSmall
-	}
 	dirLimit := int(args.DirCount)
-	entries, eof, err := rq.fs.ReadDir(rq.h, args.Cookie, min(budget/minEntrySize+1, maxDirBatch))
-	if errors.Is(err, vfs.ErrBadCookie) {
-		// Lenient, as knfsd: a cookie the backend never issued (past
-		// the end, or from before a change) is the end of the list.
-		entries, eof, err = nil, true, nil
-	}
-	if err != nil {
-		return s.status("READDIRPLUS", err)
-	}
 	start := len(reply.Head)
-	b := xdr.AppendUint32(reply.Head, uint32(wire.OK))
-	b = dirAttr.Append(b)
-	b = append(b, make([]byte, wire.CookieVerfSize)...)
+	b := appendDirResOKHead(reply.Head, dirAttr)
 	used, dirUsed := 0, 0
 	var buf fhBuf
 	for i := range entries {
