@@ -218,18 +218,7 @@ func (c *Client) Err() error {
 }
 
 func (c *Client) run() {
-	wcs := make([]verbs.Completion, 32)
-	var err error
-	for {
-		var n int
-		n, err = c.vc.Poll(context.Background(), wcs)
-		if err != nil {
-			break
-		}
-		for i := 0; i < n; i++ {
-			c.complete(&wcs[i])
-		}
-	}
+	err := pollCompletions(c.vc, c.complete)
 	c.postMu.Lock()
 	c.dead = true
 	c.postMu.Unlock()

@@ -390,19 +390,23 @@ func splitWRID(id uint64) (kind, i int) { return int(id >> 32), int(id & 0xfffff
 
 // run is the connection's completion loop: the only goroutine that polls.
 func (c *conn) run() {
+	c.teardown(pollCompletions(c.vc, c.complete))
+}
+
+// pollCompletions hands every completion of vc to complete, in order,
+// until Poll fails, and returns that error. The server's connections and
+// the client both run their completion loop on it.
+func pollCompletions(vc verbs.Conn, complete func(*verbs.Completion)) error {
 	wcs := make([]verbs.Completion, 32)
-	var err error
 	for {
-		var n int
-		n, err = c.vc.Poll(context.Background(), wcs)
+		n, err := vc.Poll(context.Background(), wcs)
 		if err != nil {
-			break
+			return err
 		}
 		for i := 0; i < n; i++ {
-			c.complete(&wcs[i])
+			complete(&wcs[i])
 		}
 	}
-	c.teardown(err)
 }
 
 func (c *conn) complete(wc *verbs.Completion) {
