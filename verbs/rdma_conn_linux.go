@@ -301,11 +301,21 @@ func (c *rdmaConn) Err() error {
 	return c.err
 }
 
-// kill records the reason the connection died, disconnects and moves the
-// QP to the error state so that every outstanding WR is flushed.
+// kill records the reason the connection died, disconnects (so the peer
+// sees RDMA_CM_EVENT_DISCONNECTED) and moves the QP to the error state so
+// that every outstanding WR is flushed.
+//
+// A flush completion polled while the connection was alive means the
+// device moved the QP to the error state on its own (rxe does so on a
+// responder-side error, e.g. the peer's bad rkey, without any async
+// event). Such a flush is only a provisional reason: the first error
+// completion with a real status polled afterwards replaces it.
 func (c *rdmaConn) kill(reason error) {
 	c.mu.Lock()
 	if c.dead {
+		if isFlushErr(c.err) && isWCErr(reason) && !isFlushErr(reason) {
+			c.err = reason
+		}
 		c.mu.Unlock()
 		return
 	}
@@ -322,6 +332,22 @@ func (c *rdmaConn) kill(reason error) {
 	}
 	C.rdma_disconnect(c.id)
 	c.drainLocked()
+}
+
+func (c *rdmaConn) isDead() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.dead
+}
+
+func isWCErr(err error) bool {
+	_, ok := err.(*WCError)
+	return ok
+}
+
+func isFlushErr(err error) bool {
+	e, ok := err.(*WCError)
+	return ok && e.Status == WCWRFlushErr
 }
 
 // drainLocked moves the QP to error and posts the drain markers. Caller
@@ -523,7 +549,9 @@ func (c *rdmaConn) pollLocked(wcs []Completion) (int, error) {
 		if w.flags&C.SHIM_WC_WITH_INV != 0 {
 			wc.Invalidated, wc.InvalidatedRKey = true, uint32(w.inv_rkey)
 		}
-		if wc.Status != WCSuccess && wc.Status != WCWRFlushErr {
+		// Any error completion, a flush included, means the QP is in
+		// the error state: the connection is dead (see kill).
+		if wc.Status != WCSuccess && (wc.Status != WCWRFlushErr || !c.isDead()) {
 			c.kill(&WCError{Status: wc.Status, WRID: id, Recv: wc.Recv, VendorErr: wc.VendorErr})
 		}
 		out++

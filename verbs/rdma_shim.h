@@ -134,25 +134,43 @@ static void shim_conv_wc(struct ibv_wc *in, struct shim_wc *out, int recv) {
 	}
 }
 
-// shim_poll polls up to n completions, receive CQ first, into out.
+// shim_poll polls up to n completions into out: the send CQ first, then
+// the receive CQ. Completions of different CQs are not ordered by the
+// verbs, but when a send-queue WR fails the device writes its error
+// completion before it flushes the Receives (the QP enters the error state
+// after the failure), so polling the send CQ first returns the cause before
+// its consequences. If the receive CQ yields an error and there is room,
+// the send CQ is polled again and those completions go first: an error
+// completion that landed between the two polls precedes the flushes seen.
 static int shim_poll(struct ibv_cq *rcq, struct ibv_cq *scq, struct shim_wc *out, int n) {
-	struct ibv_wc wc[SHIM_MAX_BATCH];
-	int i, k, got = 0;
+	struct ibv_wc sw[SHIM_MAX_BATCH], rw[SHIM_MAX_BATCH];
+	int i, ks, kr, k2, bad = 0;
 	if (n > SHIM_MAX_BATCH)
 		n = SHIM_MAX_BATCH;
-	k = ibv_poll_cq(rcq, n, wc);
-	if (k < 0)
-		return k;
-	for (i = 0; i < k; i++)
-		shim_conv_wc(&wc[i], &out[got++], 1);
-	if (got < n) {
-		k = ibv_poll_cq(scq, n - got, wc);
-		if (k < 0)
-			return got ? got : k;
-		for (i = 0; i < k; i++)
-			shim_conv_wc(&wc[i], &out[got++], 0);
+	ks = ibv_poll_cq(scq, n, sw);
+	if (ks < 0)
+		return ks;
+	kr = 0;
+	if (ks < n) {
+		kr = ibv_poll_cq(rcq, n - ks, rw);
+		if (kr < 0) {
+			if (ks == 0)
+				return kr;
+			kr = 0;
+		}
 	}
-	return got;
+	for (i = 0; i < kr; i++)
+		bad |= rw[i].status != IBV_WC_SUCCESS;
+	if (bad && ks + kr < n) {
+		k2 = ibv_poll_cq(scq, n - ks - kr, sw + ks);
+		if (k2 > 0)
+			ks += k2;
+	}
+	for (i = 0; i < ks; i++)
+		shim_conv_wc(&sw[i], &out[i], 0);
+	for (i = 0; i < kr; i++)
+		shim_conv_wc(&rw[i], &out[ks + i], 1);
+	return ks + kr;
 }
 
 static int shim_req_notify(struct ibv_cq *rcq, struct ibv_cq *scq) {
@@ -360,6 +378,13 @@ static int shim_to_error_and_drain(struct ibv_qp *qp, uint64_t recv_id, uint64_t
 	swr.send_flags = IBV_SEND_SIGNALED;
 	if (ibv_post_send(qp, &swr, &sbad))
 		failed |= 2;
+	/* Move to Error once more (allowed from any state, IB spec 10.3.1):
+	 * some providers process the receive queue of a QP in the error state
+	 * only when something schedules the responder. rxe's user-space
+	 * ibv_post_recv just writes the shared ring without entering the
+	 * kernel, so a marker posted after the QP went to error would never be
+	 * flushed; the transition runs rxe_qp_error, which flushes it. */
+	ibv_modify_qp(qp, &attr, IBV_QP_STATE);
 	return failed;
 }
 
