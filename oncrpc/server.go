@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"go.uber.org/zap"
+
+	"github.com/gonfsrdma/gonfsrdma/internal/drain"
 )
 
 // ServerConfig bounds what one connection may cost.
@@ -139,20 +141,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 
-	done := make(chan struct{})
-	go func() { s.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		s.cancel()
-		return nil
-	case <-ctx.Done():
-		s.cancel()
+	return drain.Wait(ctx, &s.wg, s.cancel, func() {
 		s.mu.Lock()
 		for c := range s.conns {
 			c.c.Close()
 		}
 		s.mu.Unlock()
-		<-done
-		return ctx.Err()
-	}
+	})
 }

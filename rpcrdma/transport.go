@@ -23,6 +23,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/gonfsrdma/gonfsrdma/internal/drain"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
 )
@@ -221,22 +222,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		c.drain()
 	}
 	s.mu.Unlock()
-	done := make(chan struct{})
-	go func() { s.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		s.cancel()
-		return nil
-	case <-ctx.Done():
-		s.cancel()
+	return drain.Wait(ctx, &s.wg, s.cancel, func() {
 		s.mu.Lock()
 		for c := range s.conns {
 			c.vc.Disconnect()
 		}
 		s.mu.Unlock()
-		<-done
-		return ctx.Err()
-	}
+	})
 }
 
 // conn is one accepted connection.
