@@ -83,22 +83,29 @@ func (a *AccessArgs) Decode(r *xdr.Reader) error {
 	return r.Err()
 }
 
-// ReadArgs is READ3args, RFC 1813 section 3.3.6.
-type ReadArgs struct {
+// RangeArgs is arguments that are a file handle, an offset and a count:
+// READ3args (RFC 1813 section 3.3.6) and COMMIT3args (section 3.3.21).
+type RangeArgs struct {
 	FH     []byte
 	Offset uint64
 	Count  uint32
 }
 
+// Argument types named after their RFC structs.
+type (
+	ReadArgs   = RangeArgs // READ3args, RFC 1813 section 3.3.6
+	CommitArgs = RangeArgs // COMMIT3args, RFC 1813 section 3.3.21
+)
+
 // Append appends a.
-func (a *ReadArgs) Append(b []byte) []byte {
+func (a *RangeArgs) Append(b []byte) []byte {
 	b = AppendFH(b, a.FH)
 	b = xdr.AppendUint64(b, a.Offset)
 	return xdr.AppendUint32(b, a.Count)
 }
 
 // Decode decodes a.
-func (a *ReadArgs) Decode(r *xdr.Reader) error {
+func (a *RangeArgs) Decode(r *xdr.Reader) error {
 	a.FH = DecodeFH(r)
 	a.Offset = r.Uint64()
 	a.Count = r.Uint32()
@@ -360,27 +367,5 @@ func (a *ReaddirplusArgs) Decode(r *xdr.Reader) error {
 	copy(a.Verf[:], r.FixedOpaque(CookieVerfSize))
 	a.DirCount = r.Uint32()
 	a.MaxCount = r.Uint32()
-	return r.Err()
-}
-
-// CommitArgs is COMMIT3args, RFC 1813 section 3.3.21.
-type CommitArgs struct {
-	FH     []byte
-	Offset uint64
-	Count  uint32
-}
-
-// Append appends a.
-func (a *CommitArgs) Append(b []byte) []byte {
-	b = AppendFH(b, a.FH)
-	b = xdr.AppendUint64(b, a.Offset)
-	return xdr.AppendUint32(b, a.Count)
-}
-
-// Decode decodes a.
-func (a *CommitArgs) Decode(r *xdr.Reader) error {
-	a.FH = DecodeFH(r)
-	a.Offset = r.Uint64()
-	a.Count = r.Uint32()
 	return r.Err()
 }
