@@ -71,42 +71,46 @@ func (c *Client) ReaddirAll(ctx context.Context, dir []byte, count uint32) ([]wi
 	if count == 0 {
 		count = helperDirCount
 	}
-	var all []wire.Entry
-	var cookie uint64
-	var verf [wire.CookieVerfSize]byte
-	for {
+	return readAllPages("READDIR", func(cookie uint64, verf [wire.CookieVerfSize]byte) ([]wire.Entry, [wire.CookieVerfSize]byte, bool, error) {
 		res, err := c.Readdir(ctx, dir, cookie, verf, count)
 		if err != nil {
-			return all, err
+			return nil, verf, false, err
 		}
-		all = append(all, res.Entries...)
-		if res.EOF {
-			return all, nil
-		}
-		if len(res.Entries) == 0 {
-			return all, errors.New("nfs READDIR: no entries and no eof")
-		}
-		cookie, verf = res.Entries[len(res.Entries)-1].Cookie, res.Verf
-	}
+		return res.Entries, res.Verf, res.EOF, nil
+	}, func(e *wire.Entry) uint64 { return e.Cookie })
 }
 
 // ReaddirplusAll lists a directory with READDIRPLUS calls.
 func (c *Client) ReaddirplusAll(ctx context.Context, dir []byte, dirCount, maxCount uint32) ([]wire.EntryPlus, error) {
-	var all []wire.EntryPlus
+	return readAllPages("READDIRPLUS", func(cookie uint64, verf [wire.CookieVerfSize]byte) ([]wire.EntryPlus, [wire.CookieVerfSize]byte, bool, error) {
+		res, err := c.Readdirplus(ctx, dir, cookie, verf, dirCount, maxCount)
+		if err != nil {
+			return nil, verf, false, err
+		}
+		return res.Entries, res.Verf, res.EOF, nil
+	}, func(e *wire.EntryPlus) uint64 { return e.Cookie })
+}
+
+// readAllPages follows a directory listing page by page: it calls page
+// with the cookie of the last entry so far and the verifier of the last
+// reply until a reply says eof, and collects the entries. A page with
+// neither entries nor eof is an error, named after proc.
+func readAllPages[E any](proc string, page func(cookie uint64, verf [wire.CookieVerfSize]byte) ([]E, [wire.CookieVerfSize]byte, bool, error), cookieOf func(*E) uint64) ([]E, error) {
+	var all []E
 	var cookie uint64
 	var verf [wire.CookieVerfSize]byte
 	for {
-		res, err := c.Readdirplus(ctx, dir, cookie, verf, dirCount, maxCount)
+		entries, nextVerf, eof, err := page(cookie, verf)
 		if err != nil {
 			return all, err
 		}
-		all = append(all, res.Entries...)
-		if res.EOF {
+		all = append(all, entries...)
+		if eof {
 			return all, nil
 		}
-		if len(res.Entries) == 0 {
-			return all, errors.New("nfs READDIRPLUS: no entries and no eof")
+		if len(entries) == 0 {
+			return all, errors.New("nfs " + proc + ": no entries and no eof")
 		}
-		cookie, verf = res.Entries[len(res.Entries)-1].Cookie, res.Verf
+		cookie, verf = cookieOf(&entries[len(entries)-1]), nextVerf
 	}
 }
