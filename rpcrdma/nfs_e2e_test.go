@@ -26,13 +26,31 @@ const e2eFSID = 0x4242
 
 var e2eSeq atomic.Int32
 
+// openFiler is what both backends report for the leak check.
+type openFiler interface {
+	vfs.FS
+	OpenFiles() int
+}
+
 // nfsOverFabric starts the NFS server behind the RDMA transport on a
-// fresh software fabric and returns a connected client transport.
-func nfsOverFabric(t testing.TB, log *zap.Logger) (*rpcrdma.Client, []byte, *rpcrdma.Server) {
+// fresh software fabric and returns a connected client transport. The
+// export is a leak-tracked memory filesystem, or with osBackend a
+// temporary directory on the OS backend (the deployment default).
+func nfsOverFabric(t testing.TB, log *zap.Logger, osBackend bool) (*rpcrdma.Client, []byte, *rpcrdma.Server) {
+	var fs openFiler
 	tr := vfstest.NewTrackingFS(memfs.New())
-	fs, err := vfs.New(tr, vfs.MemOptions{})
-	if err != nil {
-		t.Fatal(err)
+	if osBackend {
+		ofs, err := vfs.NewOS(t.TempDir(), vfs.OSOptions{HandleKey: []byte("0123456789abcdef0123456789abcdef")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs = ofs
+	} else {
+		mfs, err := vfs.New(tr, vfs.MemOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs = mfs
 	}
 	srv := nfs.NewServer(nfs.Config{Log: log, Exports: nfs.ExportList{{FSID: e2eFSID, Path: "/export", FS: fs}}})
 	disp := oncrpc.NewDispatcher(log, oncrpc.NewDRC(1024, 8<<20, time.Minute), srv.Program())
@@ -68,6 +86,9 @@ func nfsOverFabric(t testing.TB, log *zap.Logger) (*rpcrdma.Client, []byte, *rpc
 		if n := tr.OpenFiles(); n != 0 {
 			t.Errorf("%d files left open: %v", n, tr.OpenNames())
 		}
+		if n := fs.OpenFiles(); n != 0 {
+			t.Errorf("%d backend files left open after Close", n)
+		}
 	})
 	root, ok := srv.RootHandle(e2eFSID)
 	if !ok {
@@ -80,17 +101,18 @@ func nfsOverFabric(t testing.TB, log *zap.Logger) (*rpcrdma.Client, []byte, *rpc
 // on the software fabric.
 func TestNFSEndToEnd(t *testing.T) {
 	nfstest.RunEndToEnd(t, func(t *testing.T) (oncrpc.Caller, []byte) {
-		c, root, _ := nfsOverFabric(t, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)))
+		c, root, _ := nfsOverFabric(t, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)), false)
 		return c, root
 	})
 }
 
 // NFS benchmarks: the NFS server behind the RDMA transport, a 1 MiB file
-// on the memory backend. allocs/op counts client, transport, NFS layer
-// and backend together. copies/B adds the backend's one copy of the file
+// on the OS backend (the memory backend's billy memfs allocates on every
+// access). allocs/op counts client, transport, NFS layer and backend
+// together. copies/B adds the backend's one copy of the file
 // data into the registered payload buffer to what the transport copied.
 func benchNFS(b *testing.B, proc uint32, payload int) {
-	c, root, rs := nfsOverFabric(b, zap.NewNop())
+	c, root, rs := nfsOverFabric(b, zap.NewNop(), true)
 	ctx := context.Background()
 	nc := client.New(c)
 	res, err := nc.Create(ctx, root, "bench", wire.CreateHow{Mode: wire.Unchecked})
