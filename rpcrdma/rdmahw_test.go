@@ -64,7 +64,11 @@ func TestRDMAHardware(t *testing.T) {
 		{"SendNeverAboveClientInline", TestSendNeverAboveClientInline},
 		{"GrantRespected", TestGrantRespected},
 		{"CreditOverrun", TestCreditOverrun},
-		{"SendWithInvalidate", TestSendWithInvalidate},
+		// Not SendWithInvalidate: the Go client registers its chunks
+		// with ibv_reg_mr, and hardware invalidates only memory windows
+		// and fast-registration regions (rxe: "mr->type (3) is wrong
+		// type", IBV_WC_REM_INV_REQ_ERR). The Linux client uses FRWR,
+		// so the server side is exercised by the kernel-VM mount.
 		{"PrivateDataNegotiation", TestPrivateDataNegotiation},
 	}
 	for _, c := range cases {
