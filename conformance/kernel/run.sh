@@ -29,6 +29,12 @@ KILL_MB=${GONFSRDMA_KERNEL_KILL_MB:-32}
 STEP_TIMEOUT=${GONFSRDMA_KERNEL_STEP_TIMEOUT:-120}
 BIG_TIMEOUT=${GONFSRDMA_KERNEL_BIG_TIMEOUT:-300}
 OUT=${GONFSRDMA_KERNEL_OUT:-$CACHE/runs/$(date +%Y%m%d-%H%M%S)}
+WORKLOAD=${GONFSRDMA_KERNEL_WORKLOAD:-1}
+CONFORMANCE=${GONFSRDMA_KERNEL_CONFORMANCE:-1}
+CONF_TIMEOUT=${GONFSRDMA_KERNEL_CONF_TIMEOUT:-300}
+BENCH=${GONFSRDMA_KERNEL_BENCH:-1}
+BENCH_TIMEOUT=${GONFSRDMA_KERNEL_BENCH_TIMEOUT:-240}
+BENCH_ARGS=${GONFSRDMA_KERNEL_BENCH_ARGS:---size 64MiB --block 1MiB --qd 4 --rand-qd 16 --rand-time 5s --files 500}
 
 log() { printf '[kernel-vm] %s\n' "$*"; }
 die() { printf '[kernel-vm] ERROR: %s\n' "$*" >&2; exit 2; }
@@ -39,6 +45,11 @@ isnum "$MEM" && ((MEM >= 1024)) || die "GONFSRDMA_KERNEL_MEM must be >= 1024 (Mi
 isnum "$BIG_MB" && ((BIG_MB >= 16)) || die "GONFSRDMA_KERNEL_BIG_MB must be >= 16"
 isnum "$KILL_MB" && ((KILL_MB >= 8 && KILL_MB <= BIG_MB)) || die "GONFSRDMA_KERNEL_KILL_MB must be 8..GONFSRDMA_KERNEL_BIG_MB"
 isnum "$STEP_TIMEOUT" && isnum "$BIG_TIMEOUT" || die "step timeouts must be seconds"
+isnum "$CONF_TIMEOUT" && isnum "$BENCH_TIMEOUT" || die "GONFSRDMA_KERNEL_CONF_TIMEOUT / _BENCH_TIMEOUT must be seconds"
+for v in WORKLOAD CONFORMANCE BENCH; do
+	[[ ${!v} == 0 || ${!v} == 1 ]] || die "GONFSRDMA_KERNEL_$v must be 0 or 1"
+done
+[[ $BENCH_ARGS != *[\'\"\$\`\;\&\|]* ]] || die "GONFSRDMA_KERNEL_BENCH_ARGS: plain flags only (no quotes or shell characters)"
 [[ -n $SERVERS ]] || die "GONFSRDMA_KERNEL_SERVERS is empty"
 for s in $SERVERS; do [[ $s == knfsd || $s == gonfsrdma ]] || die "unknown server '$s' in GONFSRDMA_KERNEL_SERVERS (knfsd, gonfsrdma)"; done
 for s in $TRANSPORTS; do [[ $s == rdma || $s == tcp ]] || die "unknown transport '$s' in GONFSRDMA_KERNEL_TRANSPORTS (rdma, tcp)"; done
@@ -63,9 +74,11 @@ T_GUEST=$(($(date +%s) - t0))
 log "guest: $GUEST ($(cat "$GUEST/kernel-version"), ${T_GUEST}s)"
 
 # --- gonfsrdma binary ----------------------------------------------------------
+# needed as the server under test and, for every server, as the conformance
+# suite and bench client (`gonfsrdma conformance`, `gonfsrdma bench`)
 GONF_STATUS="not requested"
 GONF_BIN=""
-if has "$SERVERS" gonfsrdma; then
+if has "$SERVERS" gonfsrdma || ((CONFORMANCE || BENCH)); then
 	mkdir -p "$OUT/bin"
 	if [[ -n ${GONFSRDMA_BIN:-} ]]; then
 		[[ -x $GONFSRDMA_BIN ]] || die "GONFSRDMA_BIN=$GONFSRDMA_BIN is not an executable"
@@ -123,6 +136,12 @@ install -m 0755 "$HERE/guest/test.sh" "$share/guest/test.sh"
 	echo "KILL_MB=$KILL_MB"
 	echo "STEP_TIMEOUT=$STEP_TIMEOUT"
 	echo "BIG_TIMEOUT=$BIG_TIMEOUT"
+	echo "WORKLOAD=$WORKLOAD"
+	echo "CONFORMANCE=$CONFORMANCE"
+	echo "CONF_TIMEOUT=$CONF_TIMEOUT"
+	echo "BENCH=$BENCH"
+	echo "BENCH_TIMEOUT=$BENCH_TIMEOUT"
+	printf 'BENCH_ARGS=%q\n' "$BENCH_ARGS"
 	printf 'GONFSRDMA_ARGS=%q\n' "${GONFSRDMA_ARGS:-}"
 } >"$share/guest/config"
 echo $((BOOT_TIMEOUT - 30)) >"$share/guest/timeout"
@@ -213,6 +232,18 @@ awk -F'\t' '
 		printf fmt, "total", sprintf("%.1f", tot["knfsd", "rdma"] / 1000), sprintf("%.1f", tot["gonfsrdma", "rdma"] / 1000), "",
 			sprintf("%.1f", tot["knfsd", "tcp"] / 1000), sprintf("%.1f", tot["gonfsrdma", "tcp"] / 1000), ""
 	}' "$ALL"
+
+if ((CONFORMANCE)); then
+	echo
+	echo "================ conformance suite (gonfsrdma conformance, per test; files: $RES/conf-*.txt, conf-*.json) ================"
+	"$HERE/tables.sh" conformance-text "$RES" || echo "(no conformance results)"
+	"$HERE/tables.sh" conformance-md "$RES" >"$OUT/conformance-table.md" 2>/dev/null || true
+fi
+if ((BENCH)) || ((WORKLOAD)); then
+	echo
+	echo "================ performance in the guest (ratio = gonfsrdma / knfsd; files: $RES/bench-*.txt, bench-*.json) ================"
+	"$HERE/tables.sh" perf "$RES" "$ALL" | tee "$OUT/perf-table.md" || echo "(no performance results)"
+fi
 
 rc=0
 echo

@@ -31,6 +31,8 @@ source "$CONF"
 : "${SERVERS:?}" "${TRANSPORTS:=rdma tcp}" "${RUN_VERBS:=0}" "${STEP_TIMEOUT:=120}" "${BIG_TIMEOUT:=300}"
 : "${BIG_MB:=64}" "${KILL_MB:=32}" "${SIZES:=0 1 1023 1024 4095 4096 4097 65535 65536 1048577}"
 : "${GONFSRDMA_ARGS:=}" "${SERVER_WAIT:=60}"
+: "${WORKLOAD:=1}" "${CONFORMANCE:=1}" "${CONF_TIMEOUT:=300}" "${CONF_RDMA_LIMIT:=60}" "${BENCH:=1}" "${BENCH_TIMEOUT:=240}"
+: "${BENCH_ARGS:=--size 64MiB --block 1MiB --qd 4 --rand-qd 16 --rand-time 5s --files 500}"
 
 RES=/share/results
 ROWS=$RES/rows.tsv
@@ -38,12 +40,14 @@ LOG=$RES/workload.log
 ADDR=10.99.0.1
 MNT=/mnt/nfs
 EXP=/export
+ROEXP=/export-ro # read-only export for the conformance suite's rofs tests
 SRC=/tmp/src
 TREE=/tmp/tree
 BIN=/share/bin/gonfsrdma
 GLOG=$RES/gonfsrdma.log
 PIDFILE=/run/gonfsrdma.pid
 NFSD_THREADS=4
+KNFSD_MAX_BLOCK=${KNFSD_MAX_BLOCK:-1048576}
 
 console() { echo "$*" >/dev/console; }
 now() { echo "${EPOCHREALTIME%.*}"; }
@@ -82,14 +86,34 @@ not_listening() { # the ports of an NFS server that are not listening yet
 	echo "$what"
 }
 
+ro_setup() { # the read-only export: its own tmpfs holding a file and a directory
+	if ! is_mounted "$ROEXP"; then
+		mkdir -p "$ROEXP" && mount -t tmpfs -o mode=0755,size=16m tmpfs "$ROEXP" || fail "cannot mount a tmpfs on $ROEXP"
+	fi
+	mkdir -p "$ROEXP/dir" && echo "read-only data" >"$ROEXP/file" || fail "cannot populate $ROEXP"
+}
+
 knfsd_up() {
 	local t
 	is_mounted /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd || fail "mount -t nfsd failed"
-	echo "$EXP *(rw,no_root_squash,insecure,no_subtree_check,fsid=1)" >/etc/exports
+	ro_setup
+	{
+		echo "$EXP *(rw,no_root_squash,insecure,no_subtree_check,fsid=1)"
+		echo "$ROEXP *(ro,insecure,no_root_squash,no_subtree_check,fsid=2)"
+	} >/etc/exports
 	if ! pidof rpcbind >/dev/null; then rpcbind -w || fail "rpcbind -w failed"; fi
 	exportfs -ra || fail "exportfs -ra failed"
 	if ! pidof rpc.mountd >/dev/null; then
 		rpc.mountd -p 20048 --no-nfs-version 4 || fail "rpc.mountd failed"
+	fi
+	# knfsd sizes its largest READ/WRITE from guest memory (1/4096 of RAM,
+	# rounded down to a power of two: 256 KiB in a 2 GiB guest); offer
+	# 1 MiB as gonfsrdma does, so the kernel client negotiates the same
+	# rsize/wsize with both servers and the conformance suite's 1 MiB
+	# WRITEs fit (knfsd closes a TCP connection whose record is larger
+	# than its maximum message). Settable only while no nfsd thread runs.
+	if [[ $(cat /proc/fs/nfsd/max_block_size) != "$KNFSD_MAX_BLOCK" ]]; then
+		echo "$KNFSD_MAX_BLOCK" >/proc/fs/nfsd/max_block_size || fail "cannot set /proc/fs/nfsd/max_block_size to $KNFSD_MAX_BLOCK"
 	fi
 	rpc.nfsd "$NFSD_THREADS" || fail "rpc.nfsd $NFSD_THREADS failed"
 	echo "rdma 20049" >/proc/fs/nfsd/portlist || fail "cannot add rdma 20049 to /proc/fs/nfsd/portlist"
@@ -131,7 +155,11 @@ gonfsrdma_up() { # start (or restart) with the fixed command line
 		fail "gonfsrdma cannot be loaded in the guest: $(head -c 300 <<<"$missing")"
 	fi
 	mkdir -p /var/lib/gonfsrdma
-	echo "$EXP *(rw,no_root_squash,insecure,fsid=1)" >/tmp/exports
+	ro_setup
+	{
+		echo "$EXP *(rw,no_root_squash,insecure,fsid=1)"
+		echo "$ROEXP *(ro,insecure,no_root_squash,no_subtree_check,fsid=2)"
+	} >/tmp/exports
 	ulimit -l unlimited
 	echo "=== $(date -u +%T.%N) starting gonfsrdma" >>"$GLOG"
 	# shellcheck disable=SC2086
@@ -611,6 +639,142 @@ step_verbs() {
 	note "$(grep -c '^--- PASS' "$RES/verbs-hw.log") tests passed"
 }
 
+# ------------------------------------------------------- conformance, bench
+
+has_cmd() { "$BIN" "$1" --help >/dev/null 2>&1; } # the binary has this subcommand
+
+# The conformance suite (gonfsrdma conformance) against the running server.
+# Output: results/conf-SERVER-XPORT.txt ("CODE Name : STATUS", the reason
+# indented below, the closing line "N passed, N failed, N warned, N
+# omitted"), .json next to it, the suite's stderr in .stderr.
+# Over RDMA the suite runs twice: the rpc, rpcbind, mount and nfs tests
+# (209), then the rdma tests (29, their own hand-built RPC-over-RDMA
+# connections) under a limit of their own, so that a hang in one of the
+# latter cannot hide the NFS-over-RDMA results; the .txt file merges both
+# (JSON: .json and -rdmatests.json). A part that does not finish in its
+# limit gets SIGQUIT (the Go runtime prints every goroutine's stack into
+# .stderr); the test it hung in is then reported FAIL "hung" and the tests
+# after it OMIT, by the harness, marked as such.
+# knfsd is the reference: its failures are noted on a passing row (analysed
+# in docs/conformance-results.md) and never fail the run (a reference run
+# that cannot complete is SKIP); on gonfsrdma any failure, hang or
+# incomplete run fails the row.
+CLOSING_RE='^[0-9]+ passed, [0-9]+ failed, [0-9]+ warned, [0-9]+ omitted$'
+conf_codes() { # flag...: "CODE Name" of the tests carrying any of the flags, in run order
+	"$BIN" conformance --showcodes | awk -v want=" $* " '
+		$3 ~ /^\[/ && index(want, " all ") { print $1, $2; next }
+		$3 ~ /^\[/ { fl = $3; gsub(/[][]/, "", fl); n = split(fl, a, ",")
+			for (i = 1; i <= n; i++) if (index(want, " " a[i] " ")) { print $1, $2; break } }'
+}
+conf_part() { # out limit args...: one suite run; exit status of timeout(1) or the suite
+	local out=$1 lim=$2 rc=0
+	shift 2
+	((lim < 20)) && lim=20
+	echo "$BIN conformance $* (limit ${lim}s)"
+	timeout -s QUIT -k 10 "$lim" "$BIN" conformance "$@" >"$out" 2>"$out.stderr" || rc=$?
+	echo "exit $rc: $(grep -E "$CLOSING_RE" "$out" || echo 'no closing line')"
+	return "$rc"
+}
+conf_fill() { # out rc limit flag...: a part without its closing line: mark the test it stopped in and the rest
+	local out=$1 rc=$2 lim=$3 code name hung=""
+	shift 3
+	grep -Eq "$CLOSING_RE" "$out" && return 0
+	while read -r code name; do
+		grep -Eq "^$code $name : (PASS|FAIL|WARN|OMIT)$" "$out" && continue
+		if [[ -z $hung ]]; then
+			hung=$code
+			if ((rc == 124 || rc == 137)); then
+				printf '%s %s : FAIL\n    [harness] the suite hung in this test: no result within its %ss limit (its own 30 s per-test timeout did not fire); killed with SIGQUIT, goroutine stacks in %s\n' \
+					"$code" "$name" "$lim" "${out##*/}.stderr" >>"$out"
+			else
+				printf '%s %s : FAIL\n    [harness] the suite exited %s before reporting this test: %s\n' \
+					"$code" "$name" "$rc" "$(tail -n 2 "$out.stderr" | tr '\n' ' ')" >>"$out"
+			fi
+		else
+			printf '%s %s : OMIT\n    [harness] not run: the suite stopped in %s\n' "$code" "$name" "$hung" >>"$out"
+		fi
+	done < <(conf_codes "$@")
+	[[ -n $hung ]] && echo "$hung" >>/tmp/conf_hung
+	return 0
+}
+conf_closing() { # file: the closing line counted from its per-test lines
+	awk '$(NF - 1) == ":" && $NF ~ /^(PASS|FAIL|WARN|OMIT)$/ { n[$NF]++ }
+		END { printf "%d passed, %d failed, %d warned, %d omitted\n", n["PASS"], n["FAIL"], n["WARN"], n["OMIT"] }' "$1"
+}
+step_conformance() { # transport
+	[[ -x $BIN ]] || skip "no $BIN"
+	has_cmd conformance || skip "$BIN has no conformance command"
+	local xp=$1 out=$RES/conf-$SERVER-$1.txt json=$RES/conf-$SERVER-$1 rc=0 rc2=0 line codes warns nf lim t0 left
+	local args=(--transport "$xp" --mountport 20048 --portmapport 111 --roexport "$ROEXP")
+	if [[ $xp == rdma ]]; then args+=(--port 20049 --tcp-port 2049); else args+=(--port 2049); fi
+	ulimit -l unlimited
+	rm -f "$out" "$out".* "$json".json "$json"-rdmatests.json /tmp/conf_hung
+	t0=$(now)
+	if [[ $xp == tcp ]]; then
+		conf_part "$out" $((STEP_TMO - 15)) "${args[@]}" --maketree --json "$json.json" "$ADDR:$EXP" || rc=$?
+		conf_fill "$out" "$rc" $((STEP_TMO - 15)) all
+	else
+		lim=$((STEP_TMO - CONF_RDMA_LIMIT - 25))
+		conf_part "$out.part1" "$lim" "${args[@]}" --maketree --json "$json.json" "$ADDR:$EXP" rpc rpcbind mount nfs || rc=$?
+		conf_fill "$out.part1" "$rc" "$lim" rpc rpcbind mount nfs
+		left=$((STEP_TMO - ($(now) - t0) - 10))
+		lim=$((left < CONF_RDMA_LIMIT ? left : CONF_RDMA_LIMIT))
+		conf_part "$out.part2" "$lim" "${args[@]}" --json "$json-rdmatests.json" "$ADDR:$EXP" rdma || rc2=$?
+		conf_fill "$out.part2" "$rc2" "$lim" rdma
+		{
+			grep -Ev "$CLOSING_RE" "$out.part1"
+			grep -Ev "$CLOSING_RE" "$out.part2"
+		} >"$out.merged"
+		{
+			cat "$out.merged"
+			conf_closing "$out.merged"
+		} >"$out"
+		rm -f "$out.merged"
+		cat "$out.part1.stderr" "$out.part2.stderr" >"$out.stderr" 2>/dev/null
+		((rc == 0)) && rc=$rc2
+	fi
+	[[ $SERVER == knfsd ]] && { echo "mountd's rmtab after the suite:"; cat /var/lib/nfs/rmtab 2>/dev/null; }
+	line=$(grep -E "$CLOSING_RE" "$out" | tail -n 1)
+	console "@@ CONFORMANCE $SERVER $xp: ${line:-no result}$([[ -s /tmp/conf_hung ]] && echo " (hung in: $(tr '\n' ' ' </tmp/conf_hung))")"
+	codes=$(awk '$(NF-1) == ":" && $NF == "FAIL" { printf "%s ", $1 }' "$out")
+	warns=$(awk '$(NF-1) == ":" && $NF == "WARN" { printf "%s ", $1 }' "$out")
+	nf=${line#*passed, }
+	nf=${nf%% failed*}
+	if [[ -z $line || -s /tmp/conf_hung ]]; then
+		[[ $SERVER == knfsd ]] && skip "reference run incomplete (exit $rc${codes:+; FAIL ${codes% }})"
+		fail "the suite did not complete (exit $rc): ${line:+$line; }FAIL ${codes% }"
+	fi
+	if ((nf > 0)); then
+		[[ $SERVER == knfsd ]] || fail "$line; FAIL ${codes% }"
+		note "$line; reference server, not counted: FAIL ${codes% }${warns:+; WARN ${warns% }}"
+	else
+		note "$line${warns:+; WARN ${warns% }}"
+	fi
+}
+
+# gonfsrdma bench from inside the guest. Output: results/bench-SERVER-XPORT.txt
+# (table) and .json.
+step_bench() { # transport
+	[[ -x $BIN ]] || skip "no $BIN"
+	has_cmd bench || skip "$BIN has no bench command"
+	local xp=$1 out=$RES/bench-$SERVER-$1.txt json=$RES/bench-$SERVER-$1.json rc=0 pid
+	local args=(--transport "$xp" --mountport 20048 --quiet --json "$json")
+	if [[ $xp == rdma ]]; then args+=(--port 20049); else args+=(--port 2049); fi
+	if [[ $SERVER == gonfsrdma ]] && pid=$(cat "$PIDFILE" 2>/dev/null) && proc_alive "$pid"; then
+		args+=(--server-pid "$pid")
+	fi
+	ulimit -l unlimited
+	rm -f "$json"
+	# shellcheck disable=SC2086
+	echo "$BIN bench ${args[*]} $BENCH_ARGS $ADDR:$EXP"
+	# shellcheck disable=SC2086
+	"$BIN" bench "${args[@]}" $BENCH_ARGS "$ADDR:$EXP" >"$out" 2>&1 || rc=$?
+	cat "$out"
+	((rc == 0)) || fail "bench exited $rc: $(tail -n 3 "$out" | tr '\n' ' ')"
+	[[ -s $json ]] || fail "bench wrote no JSON"
+	console "@@ BENCH $SERVER $xp: $(awk '$2 ~ /^[0-9]+$/ { if ($4 != "-") printf "%s %s MiB/s; ", $1, $4; else printf "%s %s ops/s; ", $1, $5 }' "$out")"
+}
+
 # ---------------------------------------------------------------- driver
 
 T0=$EPOCHREALTIME
@@ -643,7 +807,7 @@ run_step() {
 	t0=$EPOCHREALTIME
 	(
 		set +m
-		SERVER=$srv XPORT=$xp W=$MNT/run-$xp
+		SERVER=$srv XPORT=$xp W=$MNT/run-$xp STEP_TMO=$tmo
 		"$@"
 	) >>"$LOG" 2>&1 </dev/null &
 	pid=$!
@@ -721,6 +885,7 @@ phase() { # one server: start, every transport, stop
 		return 1
 	}
 	for xp in $TRANSPORTS; do
+		[[ $WORKLOAD == 1 ]] || continue
 		case $xp in
 		rdma)
 			# NFS on the default port 20049, MOUNT over TCP found through rpcbind
@@ -742,6 +907,16 @@ phase() { # one server: start, every transport, stop
 			timeout 30 umount -f "$MNT" || umount -l "$MNT"
 		fi
 	done
+	if [[ $CONFORMANCE == 1 ]]; then
+		for xp in $TRANSPORTS; do
+			S "$xp" "conformance suite" "$CONF_TIMEOUT" step_conformance "$xp"
+		done
+	fi
+	if [[ $BENCH == 1 ]]; then
+		for xp in $TRANSPORTS; do
+			S "$xp" "bench" "$BENCH_TIMEOUT" step_bench "$xp"
+		done
+	fi
 	S teardown "server stop" '!30' step_server_stop
 }
 
