@@ -33,6 +33,7 @@ func (e *Env) dialVerbs(priv []byte, recvSize int) (*verbsPeer, error) {
 	params := verbs.ConnParams{
 		Config:      verbs.Config{MaxSendWR: 8, MaxRecvWR: p.nrecv, MaxSendSGE: 1, MaxRecvSGE: 1},
 		PrivateData: priv, ResponderResources: 16,
+		RetryCount: 6, // as the Linux client: Soft-RoCE drops packets under load
 		Prepare: func(vc verbs.Conn) error {
 			m, err := vc.Register(p.nrecv*recvSize, verbs.AccessLocalWrite)
 			if err != nil {

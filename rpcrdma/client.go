@@ -169,7 +169,12 @@ func Dial(ctx context.Context, provider verbs.Provider, addr string, cfg ClientC
 		Config:      verbs.Config{MaxSendWR: 2*n + 8, MaxRecvWR: n, MaxSendSGE: 1, MaxRecvSGE: 1},
 		PrivateData: priv, InitiatorDepth: 0, ResponderResources: 16,
 		LocalAddr: cfg.LocalAddr,
-		Prepare:   prepare,
+		// As the Linux client (xprtrdma): transport retries 6, so a lost
+		// packet (Soft-RoCE drops under load) is resent rather than fatal;
+		// the CM REQ carries it to the server's queue pair too. RNR
+		// retries 0: the server must always have a Receive posted.
+		RetryCount: 6, RNRRetryCount: 0,
+		Prepare: prepare,
 	})
 	if err != nil {
 		if c.recvMR != nil {
