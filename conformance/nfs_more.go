@@ -514,6 +514,7 @@ func testCreateBadHandle(e *Env) error {
 }
 
 func testMkdirAttrs(e *Env) error {
+	tick()
 	res, err := e.C.Mkdir(e.Ctx, e.Dir, "d", mode(0o711))
 	if err != nil {
 		return ok(err, "MKDIR")
@@ -812,6 +813,7 @@ func testLinkCount(e *Env) error {
 	if err != nil {
 		return err
 	}
+	tick()
 	res, err := e.C.Link(e.Ctx, fh, e.Dir, "g")
 	if err != nil {
 		return ok(err, "LINK")
@@ -909,6 +911,7 @@ func testReaddirCreates(e *Env) error {
 		seen[en.Name] = true
 	}
 	cookie, verf := r.Entries[len(r.Entries)-1].Cookie, r.Verf
+	repeated := ""
 	for i := 0; i < 10; i++ {
 		if _, err := e.file(d, fmt.Sprintf("later-%02d", i), nil); err != nil {
 			return err
@@ -923,8 +926,8 @@ func testReaddirCreates(e *Env) error {
 			return err
 		}
 		for _, en := range r.Entries {
-			if seen[en.Name] {
-				return fmt.Errorf("READDIR repeated %q after entries were created mid-listing", en.Name)
+			if seen[en.Name] && repeated == "" {
+				repeated = en.Name
 			}
 			seen[en.Name] = true
 			cookie = en.Cookie
@@ -938,6 +941,12 @@ func testReaddirCreates(e *Env) error {
 		if n := fmt.Sprintf("first-%02d", i); !seen[n] {
 			return fmt.Errorf("READDIR lost %q, which existed before the listing began", n)
 		}
+	}
+	if repeated != "" {
+		// RFC 1813 does not require cookies to survive changes to the
+		// directory; some file systems (tmpfs: offsets are list
+		// positions) shift them, and knfsd then repeats entries too.
+		return Warnf("READDIR repeated %q after entries were created mid-listing (cookies of the exported file system shift)", repeated)
 	}
 	return nil
 }

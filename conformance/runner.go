@@ -149,6 +149,9 @@ type Env struct {
 	DirName     string // its name in BaseTree
 	Cred        oncrpc.OpaqueAuth
 	dial        func(ctx context.Context) (oncrpc.Caller, error)
+	// rsize and wsize are the server's FSINFO rtmax and wtmax: the
+	// helpers never send a larger READ or WRITE.
+	rsize, wsize uint32
 }
 
 // Dial opens a new NFS connection with the suite's credential; the caller
@@ -158,7 +161,9 @@ func (e *Env) Dial() (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return client.New(c).WithCred(e.Cred), nil
+	nc := client.New(c).WithCred(e.Cred)
+	nc.SetIOSize(e.rsize, e.wsize)
+	return nc, nil
 }
 
 // DialRaw opens a TCP ONC RPC connection to addr for malformed calls.
@@ -445,6 +450,15 @@ func setup(ctx context.Context, cfg *Config) (*Env, func(), error) {
 			err = fmt.Errorf("read-only export %s: %w", cfg.ROExport, err)
 		}
 	}
+	if err == nil {
+		// NFSv3 handles outlive the mount: take the suite's own entries
+		// off the server's mount list again, so the MOUNT tests see only
+		// their own (mountd counts repeated MNTs of one client and path).
+		mount.Umnt(sctx, mc, cfg.Export)
+		if cfg.ROExport != "" {
+			mount.Umnt(sctx, mc, cfg.ROExport)
+		}
+	}
 	mc.Close()
 	if err != nil {
 		return nil, nil, fmt.Errorf("conformance: MNT %s: %w", cfg.Export, err)
@@ -456,6 +470,10 @@ func setup(ctx context.Context, cfg *Config) (*Env, func(), error) {
 	}
 	e.C = client.New(caller).WithCred(e.Cred)
 	cleanup := func() { caller.Close() }
+	if fi, err := e.C.Fsinfo(sctx, root); err == nil {
+		e.rsize, e.wsize = fi.RTMax, fi.WTMax
+		e.C.SetIOSize(e.rsize, e.wsize)
+	}
 
 	if cfg.MakeTree {
 		if err := rmTree(sctx, e.C, root, BaseTree); err != nil {

@@ -90,6 +90,9 @@ func StatusOf(err error) wire.Status {
 type Client struct {
 	c    oncrpc.Caller
 	cred *oncrpc.OpaqueAuth
+	// rsize and wsize bound the READs and WRITEs of the helpers
+	// (ReadAll, WriteAll); zero means 1 MiB.
+	rsize, wsize uint32
 }
 
 // New returns a client over c using c's default credential.
@@ -98,7 +101,24 @@ func New(c oncrpc.Caller) *Client { return &Client{c: c} }
 // WithCred returns a client sharing the same Caller that sends cred
 // (e.g. oncrpc.NewAuthSys(...)) with every call.
 func (c *Client) WithCred(cred oncrpc.OpaqueAuth) *Client {
-	return &Client{c: c.c, cred: &cred}
+	n := *c
+	n.cred = &cred
+	return &n
+}
+
+// SetIOSize bounds the helpers' READs and WRITEs, as a mount's rsize and
+// wsize do: use the server's FSINFO rtmax and wtmax (or rtpref, wtpref).
+// Zero keeps 1 MiB. A server may refuse a larger call outright (knfsd's
+// TCP transport closes a connection whose record exceeds its maximum).
+func (c *Client) SetIOSize(rsize, wsize uint32) {
+	c.rsize, c.wsize = rsize, wsize
+}
+
+func ioSize(n uint32) int {
+	if n == 0 || n > helperIO {
+		return helperIO
+	}
+	return int(n)
 }
 
 // Caller returns the underlying Caller.

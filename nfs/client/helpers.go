@@ -31,11 +31,12 @@ func (c *Client) LookupPath(ctx context.Context, dir []byte, path string) ([]byt
 	return fh, nil
 }
 
-// ReadAll reads a whole file with READs of up to 1 MiB until eof.
+// ReadAll reads a whole file with READs of up to rsize (default 1 MiB)
+// until eof.
 func (c *Client) ReadAll(ctx context.Context, fh []byte) ([]byte, error) {
 	var out []byte
 	for {
-		res, err := c.Read(ctx, fh, uint64(len(out)), helperIO)
+		res, err := c.Read(ctx, fh, uint64(len(out)), uint32(ioSize(c.rsize)))
 		if err != nil {
 			return out, err
 		}
@@ -49,10 +50,11 @@ func (c *Client) ReadAll(ctx context.Context, fh []byte) ([]byte, error) {
 	}
 }
 
-// WriteAll writes data at offset 0 with FILE_SYNC WRITEs of up to 1 MiB.
+// WriteAll writes data at offset 0 with FILE_SYNC WRITEs of up to wsize
+// (default 1 MiB).
 func (c *Client) WriteAll(ctx context.Context, fh []byte, data []byte) error {
 	for off := 0; off < len(data); {
-		n := min(len(data)-off, helperIO)
+		n := min(len(data)-off, ioSize(c.wsize))
 		res, err := c.Write(ctx, fh, uint64(off), data[off:off+n], wire.FileSync)
 		if err != nil {
 			return err
