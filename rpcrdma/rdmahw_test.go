@@ -63,7 +63,11 @@ func TestRDMAHardware(t *testing.T) {
 		{"ProtocolErrors", TestProtocolErrors},
 		{"SendNeverAboveClientInline", TestSendNeverAboveClientInline},
 		{"GrantRespected", TestGrantRespected},
-		{"CreditOverrun", TestCreditOverrun},
+		// Not CreditOverrun: on hardware the server's REP asks for
+		// infinite RNR retries of the client's Sends, so a client that
+		// overruns its grant stalls until a Receive is re-posted instead
+		// of dying (the software fabric always behaves as rnr_retry 0,
+		// where the test expects the connection to die). Seen on rxe.
 		// Not SendWithInvalidate: the Go client registers its chunks
 		// with ibv_reg_mr, and hardware invalidates only memory windows
 		// and fast-registration regions (rxe: "mr->type (3) is wrong

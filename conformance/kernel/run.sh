@@ -116,6 +116,19 @@ elif [[ ${GONFSRDMA_KERNEL_VERBS:-1} == 1 ]] && command -v go >/dev/null && grep
 fi
 [[ -n $VERBS_BIN ]] && log "verbs-hw.test: runs in the guest before the servers"
 
+# The RPC-over-RDMA transport's own hardware test (tag rdmahw), built and
+# run with the verbs one (GONFSRDMA_KERNEL_VERBS=0 skips both).
+RPCRDMA_BIN=""
+if [[ -n $VERBS_BIN && ${GONFSRDMA_KERNEL_VERBS:-1} == 1 ]] && command -v go >/dev/null && grep -qs 'rdmahw' "$REPO"/rpcrdma/*_test.go; then
+	if (cd "$REPO" && CGO_ENABLED=1 timeout 600 go test -c -tags rdmahw -o "$OUT/bin/rpcrdma-hw.test" ./rpcrdma/) >"$OUT/rpcrdma-build.log" 2>&1 &&
+		[[ -x $OUT/bin/rpcrdma-hw.test ]]; then
+		RPCRDMA_BIN=$OUT/bin/rpcrdma-hw.test
+		log "rpcrdma-hw.test: runs in the guest after verbs-hw.test"
+	else
+		log "rpcrdma-hw.test: not built (see $OUT/rpcrdma-build.log)"
+	fi
+fi
+
 # --- one guest boot; the servers run one after the other in it ---------------
 RUN_SERVERS=""
 for srv in $SERVERS; do
@@ -128,10 +141,12 @@ mkdir -p "$share/guest" "$share/bin" "$share/results"
 install -m 0755 "$HERE/guest/test.sh" "$share/guest/test.sh"
 [[ -n $GONF_BIN ]] && install -m 0755 "$GONF_BIN" "$share/bin/gonfsrdma"
 [[ -n $VERBS_BIN ]] && install -m 0755 "$VERBS_BIN" "$share/bin/verbs-hw.test"
+[[ -n $RPCRDMA_BIN ]] && install -m 0755 "$RPCRDMA_BIN" "$share/bin/rpcrdma-hw.test"
 {
 	echo "SERVERS=\"$RUN_SERVERS\""
 	echo "TRANSPORTS=\"$TRANSPORTS\""
 	echo "RUN_VERBS=$([[ -n $VERBS_BIN ]] && echo 1 || echo 0)"
+	echo "RUN_RPCRDMA=$([[ -n $RPCRDMA_BIN ]] && echo 1 || echo 0)"
 	echo "BIG_MB=$BIG_MB"
 	echo "KILL_MB=$KILL_MB"
 	echo "STEP_TIMEOUT=$STEP_TIMEOUT"
@@ -198,7 +213,7 @@ grep decoded "$RES/chunks.txt" 2>/dev/null || true
 
 if [[ -n $VERBS_BIN ]]; then
 	echo
-	echo "================ verbs-hw.test (log: $RES/verbs-hw.log) ================"
+	echo "================ verbs-hw.test, rpcrdma-hw.test (logs: $RES/verbs-hw.log, $RES/rpcrdma-hw.log) ================"
 	awk -F'\t' '$1 == "verbs" { printf "%s %s %s\n", $4, $3, $6 }' "$ALL"
 fi
 
@@ -295,7 +310,7 @@ if ((vfail > 0)); then
 	if [[ $REQUIRE == 1 ]]; then
 		nfail=$((nfail + vfail))
 	else
-		echo "verbs-hw.test failed (counted in the exit status only with GONFSRDMA_REQUIRE=1)"
+		echo "verbs-hw.test or rpcrdma-hw.test failed (counted in the exit status only with GONFSRDMA_REQUIRE=1)"
 	fi
 fi
 npass=$(awk -F'\t' '$4 == "PASS"' "$ALL" | wc -l)

@@ -28,7 +28,7 @@ export PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C
 CONF=/share/guest/config
 # shellcheck source=/dev/null
 source "$CONF"
-: "${SERVERS:?}" "${TRANSPORTS:=rdma tcp}" "${RUN_VERBS:=0}" "${STEP_TIMEOUT:=120}" "${BIG_TIMEOUT:=300}"
+: "${SERVERS:?}" "${TRANSPORTS:=rdma tcp}" "${RUN_VERBS:=0}" "${RUN_RPCRDMA:=0}" "${STEP_TIMEOUT:=120}" "${BIG_TIMEOUT:=300}"
 : "${BIG_MB:=64}" "${KILL_MB:=32}" "${SIZES:=0 1 1023 1024 4095 4096 4097 65535 65536 1048577}"
 : "${GONFSRDMA_ARGS:=}" "${SERVER_WAIT:=60}"
 : "${WORKLOAD:=1}" "${CONFORMANCE:=1}" "${CONF_TIMEOUT:=300}" "${CONF_RDMA_LIMIT:=60}" "${BENCH:=1}" "${BENCH_TIMEOUT:=240}"
@@ -639,6 +639,14 @@ step_verbs() {
 	note "$(grep -c '^--- PASS' "$RES/verbs-hw.log") tests passed"
 }
 
+step_rpcrdma() {
+	[[ -x /share/bin/rpcrdma-hw.test ]] || skip "no /share/bin/rpcrdma-hw.test"
+	ulimit -l unlimited
+	(cd /tmp && GONFSRDMA_RDMA_ADDR=$ADDR /share/bin/rpcrdma-hw.test -test.v -test.run RDMAHardware -test.timeout 150s) >"$RES/rpcrdma-hw.log" 2>&1 ||
+		fail "rpcrdma-hw.test failed: $(grep -E '^(\s*--- FAIL|FAIL|panic)' "$RES/rpcrdma-hw.log" | head -3 | tr '\n' ' ')"
+	note "$(grep -c -- '--- PASS' "$RES/rpcrdma-hw.log") tests passed"
+}
+
 # ------------------------------------------------------- conformance, bench
 
 has_cmd() { "$BIN" "$1" --help >/dev/null 2>&1; } # the binary has this subcommand
@@ -933,6 +941,9 @@ main() {
 	load_sums
 	if [[ $RUN_VERBS == 1 ]]; then
 		run_step verbs rdma "verbs-hw.test" 240 step_verbs
+	fi
+	if [[ $RUN_RPCRDMA == 1 ]]; then
+		run_step verbs rdma "rpcrdma-hw.test" 240 step_rpcrdma
 	fi
 	set -- $SERVERS
 	n=$#
