@@ -144,6 +144,9 @@ func pattern(n int, seed byte) []byte {
 
 func sameBytes(got, want []byte, what string) error {
 	if !bytes.Equal(got, want) {
+		if len(got) <= 64 && len(want) <= 64 {
+			return fmt.Errorf("%s: got % x, want % x", what, got, want)
+		}
 		return fmt.Errorf("%s: %d bytes differ from the %d written", what, len(got), len(want))
 	}
 	return nil
