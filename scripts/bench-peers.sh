@@ -13,6 +13,8 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=lib/peers.sh
+. "$ROOT/scripts/lib/peers.sh"
 SIZE=${BENCH_SIZE:-256MiB}
 BLOCK=${BENCH_BLOCK:-1MiB}
 QD=${BENCH_QD:-4}
@@ -33,25 +35,7 @@ if [ "${1:-}" = --inner ]; then
 	WORK=$2
 	OUT=$3
 	CLIENT=$WORK/client
-	mount -t tmpfs tmpfs /run
-	mkdir -p /run/ganesha /run/rpcbind
-	ip link set lo up
-
-	pids=()
-	cleanup_inner() {
-		for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-		wait 2>/dev/null || true
-	}
-	trap cleanup_inner EXIT
-
-	wait_port() { # port pid: wait until something listens on port
-		for _ in $(seq 1 200); do
-			if ! kill -0 "$2" 2>/dev/null; then return 1; fi
-			if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
-			sleep 0.1
-		done
-		return 1
-	}
+	peers_inner_setup
 
 	ganesha_ok=no
 	if [[ " $SERVERS " == *" ganesha "* ]]; then
@@ -171,38 +155,15 @@ if [[ " $SERVERS " == *" go-nfs "* ]]; then
 fi
 
 if [[ " $SERVERS " == *" ganesha "* ]]; then
-	if ! command -v ganesha.nfsd >/dev/null || ! ls /usr/lib/*/ganesha/libfsalvfs.so >/dev/null 2>&1; then
-		log "installing nfs-ganesha, nfs-ganesha-vfs, rpcbind"
-		if ! (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nfs-ganesha nfs-ganesha-vfs rpcbind) >"$OUT/apt.log" 2>&1; then
-			echo "apt-get install nfs-ganesha nfs-ganesha-vfs rpcbind failed: $(tail -1 "$OUT/apt.log")" >"$WORK/no-ganesha.why"
-		fi
+	if ! why=$(ganesha_install "$OUT/apt.log"); then
+		echo "$why" >"$WORK/no-ganesha.why"
 	fi
 	ganesha.nfsd -v 2>/dev/null | head -1 >"$OUT/ganesha.version" || true
-	# NFSv3 only over TCP, no NLM/RQUOTA, no grace period; VFS export with
-	# no root squash (the client sends uid 1000 anyway).
-	cat >"$WORK/ganesha.conf.in" <<GANESHA
-NFS_CORE_PARAM {
-	Protocols = 3;
-	NFS_Port = $NFS_PORT;
-	MNT_Port = $MOUNT_PORT;
-	Enable_NLM = false;
-	Enable_RQUOTA = false;
-}
-NFSV4 { Graceless = true; RecoveryBackend = fs; }
-NFS_KRB5 { Active_krb5 = false; }
-LOG { Default_Log_Level = WARN; }
-EXPORT {
-	Export_Id = 1;
-	Path = @EXPORT@;
-	Pseudo = /bench;
-	Access_Type = RW;
-	Squash = No_Root_Squash;
-	Protocols = 3;
-	Transports = TCP;
-	SecType = sys;
-	FSAL { Name = VFS; }
-}
-GANESHA
+	# NFSv3 only over TCP; a VFS export with no root squash.
+	{
+		ganesha_core "$NFS_PORT" "$MOUNT_PORT"
+		ganesha_export 1 @EXPORT@ /bench RW TCP
+	} >"$WORK/ganesha.conf.in"
 fi
 
 log "running in a private network namespace: $REPS repetitions of: $SERVERS"

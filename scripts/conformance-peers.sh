@@ -17,6 +17,8 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=lib/peers.sh
+. "$ROOT/scripts/lib/peers.sh"
 SERVERS=${CONF_SERVERS:-"ganesha gonfsrdma"}
 SELECT=${CONF_SELECT:-all}
 GO=${GO:-go}
@@ -31,25 +33,7 @@ if [ "${1:-}" = --inner ]; then
 	SRV=$2
 	WORK=$3
 	OUT=$4
-	mount -t tmpfs tmpfs /run
-	mkdir -p /run/ganesha /run/rpcbind
-	ip link set lo up
-
-	pids=()
-	cleanup_inner() {
-		for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-		wait 2>/dev/null || true
-	}
-	trap cleanup_inner EXIT
-
-	wait_port() { # port pid: wait until something listens on port
-		for _ in $(seq 1 300); do
-			if ! kill -0 "$2" 2>/dev/null; then return 1; fi
-			if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
-			sleep 0.1
-		done
-		return 1
-	}
+	peers_inner_setup
 
 	# The exports: rw (empty, writable by everyone) and ro (a file, a dir).
 	exp=$WORK/exp-$SRV/export
@@ -133,51 +117,17 @@ log "building gonfsrdma"
 cp "$ROOT/bin/gonfsrdma" "$WORK/gonfsrdma"
 
 if [[ " $SERVERS " == *" ganesha "* ]]; then
-	if ! command -v ganesha.nfsd >/dev/null || ! ls /usr/lib/*/ganesha/libfsalvfs.so >/dev/null 2>&1 ||
-		! command -v rpcbind >/dev/null; then
-		log "installing nfs-ganesha, nfs-ganesha-vfs, rpcbind"
-		if ! (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nfs-ganesha nfs-ganesha-vfs rpcbind) >"$OUT/apt.log" 2>&1; then
-			log "apt-get install nfs-ganesha nfs-ganesha-vfs rpcbind failed: $(tail -1 "$OUT/apt.log")"
-			exit 1
-		fi
+	if ! why=$(ganesha_install "$OUT/apt.log"); then
+		log "$why"
+		exit 1
 	fi
 	dpkg-query -W -f='nfs-ganesha ${Version}\n' nfs-ganesha >"$OUT/ganesha.version" 2>/dev/null || true
-	# NFSv3 (and its MOUNT) only, no NLM/RQUOTA, no grace period; VFS
-	# exports with no root squash (the suite runs as root and as uid 4242).
-	cat >"$WORK/ganesha.conf.in" <<GANESHA
-NFS_CORE_PARAM {
-	Protocols = 3;
-	NFS_Port = $NFS_PORT;
-	MNT_Port = $MOUNT_PORT;
-	Enable_NLM = false;
-	Enable_RQUOTA = false;
-}
-NFSV4 { Graceless = true; RecoveryBackend = fs; }
-NFS_KRB5 { Active_krb5 = false; }
-LOG { Default_Log_Level = WARN; }
-EXPORT {
-	Export_Id = 1;
-	Path = @EXPORT@;
-	Pseudo = /rw;
-	Access_Type = RW;
-	Squash = No_Root_Squash;
-	Protocols = 3;
-	Transports = TCP, UDP;
-	SecType = sys;
-	FSAL { Name = VFS; }
-}
-EXPORT {
-	Export_Id = 2;
-	Path = @ROEXPORT@;
-	Pseudo = /ro;
-	Access_Type = RO;
-	Squash = No_Root_Squash;
-	Protocols = 3;
-	Transports = TCP, UDP;
-	SecType = sys;
-	FSAL { Name = VFS; }
-}
-GANESHA
+	# VFS exports with no root squash (the suite runs as root and as uid 4242).
+	{
+		ganesha_core "$NFS_PORT" "$MOUNT_PORT"
+		ganesha_export 1 @EXPORT@ /rw RW "TCP, UDP"
+		ganesha_export 2 @ROEXPORT@ /ro RO "TCP, UDP"
+	} >"$WORK/ganesha.conf.in"
 fi
 
 for srv in $SERVERS; do
