@@ -135,6 +135,19 @@ func (p *rdmaPeer) alive(after string) error {
 }
 
 // rpcResults checks an RPC reply message for xid and returns its results.
+// inlineResults checks an RDMA_MSG reply with empty chunk lists and
+// decodes its RPC results (for call xid) into res.
+func inlineResults(h *rpcrdma.Header, msg []byte, xid uint32, what string, res interface{ Decode(*xdr.Reader) error }) error {
+	if err := wantMsgEmpty(h, what); err != nil {
+		return err
+	}
+	b, err := rpcResults(msg, xid)
+	if err != nil {
+		return err
+	}
+	return decodeInto(b, res)
+}
+
 func rpcResults(msg []byte, xid uint32) ([]byte, error) {
 	rh, _, err := oncrpc.DecodeReplyHeader(msg)
 	if err != nil {
@@ -388,15 +401,8 @@ func readdirFits(h *rpcrdma.Header, msg []byte, xid uint32, what string) error {
 	if h.Proc == rpcrdma.ProcError {
 		return wantRDMAError(h, rpcrdma.ErrChunk, what)
 	}
-	if err := wantMsgEmpty(h, what); err != nil {
-		return err
-	}
-	res, err := rpcResults(msg, xid)
-	if err != nil {
-		return err
-	}
 	var rd wire.ReaddirRes
-	if err := decodeInto(res, &rd); err != nil {
+	if err := inlineResults(h, msg, xid, what, &rd); err != nil {
 		return err
 	}
 	if rd.Status != wire.OK {
@@ -550,15 +556,8 @@ func testRDMAReplyChunkUnused(e *Env) error {
 	if err != nil {
 		return err
 	}
-	if err := wantMsgEmpty(h, "GETATTR offered a Reply chunk"); err != nil {
-		return err
-	}
-	res, err := rpcResults(msg, xid)
-	if err != nil {
-		return err
-	}
 	var g wire.GetattrRes
-	if err := decodeInto(res, &g); err != nil {
+	if err := inlineResults(h, msg, xid, "GETATTR offered a Reply chunk", &g); err != nil {
 		return err
 	}
 	if g.Status != wire.OK || g.Attr.Type != wire.TypeDir {
@@ -784,15 +783,8 @@ func (e *Env) rdmaWrite(p *rdmaPeer, fh []byte, data []byte, segs []int) error {
 	if err != nil {
 		return err
 	}
-	if err := wantMsgEmpty(h, "WRITE reply"); err != nil {
-		return err
-	}
-	res, err := rpcResults(rm, xid)
-	if err != nil {
-		return err
-	}
 	var w wire.WriteRes
-	if err := decodeInto(res, &w); err != nil {
+	if err := inlineResults(h, rm, xid, "WRITE reply", &w); err != nil {
 		return err
 	}
 	if w.Status != wire.OK || w.Count != uint32(len(data)) {
@@ -848,15 +840,8 @@ func testRDMANoMsgCall(e *Env) error {
 	if err != nil {
 		return err
 	}
-	if err := wantMsgEmpty(h, "SYMLINK sent as RDMA_NOMSG"); err != nil {
-		return err
-	}
-	res, err := rpcResults(msg, xid)
-	if err != nil {
-		return err
-	}
 	var cr wire.CreateRes
-	if err := decodeInto(res, &cr); err != nil {
+	if err := inlineResults(h, msg, xid, "SYMLINK sent as RDMA_NOMSG", &cr); err != nil {
 		return err
 	}
 	if cr.Status != wire.OK {
