@@ -1,6 +1,3 @@
-// Command gonfsrdma is an NFSv3 server for TCP and RPC-over-RDMA. This file
-// only turns flags into a daemon.Config; the work happens in the library
-// packages.
 package main
 
 import (
