@@ -191,9 +191,14 @@ func Start(ctx context.Context, log *zap.Logger, cfg Config) (_ *Daemon, err err
 	}
 
 	for _, e := range table.Exports {
-		log.Info("mount with", zap.String("tcp", mountHint(e.Path, "tcp", nfsPort, mountPort, d.pm == nil)))
+		// The default export serves loopback clients only.
+		server := "SERVER"
+		if cfg.ExportsFile == "" {
+			server = "127.0.0.1"
+		}
+		log.Info("mount with", zap.String("tcp", mountHint(server, e.Path, "tcp", nfsPort, mountPort, d.pm == nil)))
 		if d.rdma != nil {
-			log.Info("mount with", zap.String("rdma", mountHint(e.Path, "rdma", d.rdmaPort, mountPort, d.pm == nil)))
+			log.Info("mount with", zap.String("rdma", mountHint(server, e.Path, "rdma", d.rdmaPort, mountPort, d.pm == nil)))
 		}
 	}
 	return d, nil
@@ -311,10 +316,10 @@ func portOf(a net.Addr) uint16 {
 	return uint16(n)
 }
 
-func mountHint(path, proto string, port, mountPort uint16, noPortmap bool) string {
+func mountHint(server, path, proto string, port, mountPort uint16, noPortmap bool) string {
 	opts := "vers=3,proto=" + proto + ",port=" + strconv.Itoa(int(port))
 	if noPortmap {
 		opts += ",mountport=" + strconv.Itoa(int(mountPort)) + ",mountproto=tcp,nolock"
 	}
-	return "mount -t nfs -o " + opts + " SERVER:" + path + " /mnt"
+	return "mount -t nfs -o " + opts + " " + server + ":" + path + " /mnt"
 }
