@@ -163,7 +163,7 @@ func Start(ctx context.Context, log *zap.Logger, cfg Config) (_ *Daemon, err err
 		return nil, fmt.Errorf("MOUNT UDP listener: %w", err)
 	}
 	serve("MOUNT/UDP", func() error { return d.rpc.ServeUDP(mountPC) })
-	nfsPort, mountPort := portOf(d.nfsL.Addr()), portOf(d.mountL.Addr())
+	nfsPort, mountPort := portOf(d.nfsL.Addr().String()), portOf(d.mountL.Addr().String())
 	log.Info("listening", zap.String("nfs_tcp", d.nfsL.Addr().String()), zap.String("mount_tcp_udp", d.mountL.Addr().String()))
 
 	if d.rdma, d.rdmaPort, err = startRDMA(ctx, log, cfg, disp); err != nil {
@@ -310,8 +310,9 @@ func handleKey(stateDir string) ([]byte, error) {
 	return key, nil
 }
 
-func portOf(a net.Addr) uint16 {
-	_, p, _ := net.SplitHostPort(a.String())
+// portOf returns the port of a "host:port" address, 0 if it has none.
+func portOf(addr string) uint16 {
+	_, p, _ := net.SplitHostPort(addr)
 	n, _ := strconv.Atoi(p)
 	return uint16(n)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 
 	"go.uber.org/zap"
 
@@ -84,9 +83,6 @@ func startRDMA(_ context.Context, log *zap.Logger, cfg Config, disp *oncrpc.Disp
 			log.Error("RDMA listener failed", zap.Error(err))
 		}
 	}()
-	_, port, _ := net.SplitHostPort(l.Addr())
 	log.Info("listening", zap.String("nfs_rdma", l.Addr()))
-	var p int
-	fmt.Sscan(port, &p)
-	return svc, uint16(p), nil
+	return svc, portOf(l.Addr()), nil
 }
