@@ -6,13 +6,22 @@ import (
 
 	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	"github.com/gonfsrdma/gonfsrdma/vfs"
 	"github.com/gonfsrdma/gonfsrdma/xdr"
 )
 
-// read is READ, RFC 1813 section 3.3.6. The data is read straight into a
-// buffer from reply.AllocPayload (on RDMA, registered memory that goes to
-// the client's Write chunk) and attached with SetPayload; it is never
-// copied. count is clamped to wire.MaxData (FSINFO rtmax).
+// spliceMin is the smallest READ that is spliced rather than copied: below
+// it the copy costs less than the pipe round trip and the separate send
+// (copied replies share one writev with their neighbours).
+const spliceMin = 64 << 10
+
+// read is READ, RFC 1813 section 3.3.6. On a transport that can splice
+// (TCP) and a backend with kernel files, the file's pages go from the page
+// cache to the socket without passing through user memory (Reply.
+// SpliceFile). Otherwise the data is read straight into a buffer from
+// reply.AllocPayload (on RDMA, registered memory that goes to the client's
+// Write chunk) and attached with SetPayload; it is never copied in user
+// space. count is clamped to wire.MaxData (FSINFO rtmax).
 func (s *Server) read(_ context.Context, call *oncrpc.Call, reply *oncrpc.Reply) error {
 	var r xdr.Reader
 	var args wire.ReadArgs
@@ -48,6 +57,18 @@ func (s *Server) doRead(rq *req, args *wire.ReadArgs, res *wire.ReadRes, reply *
 		res.EOF = args.Offset >= a.Size
 		res.Data = reply.AllocPayload(0)
 		return wire.OK
+	}
+	if count >= spliceMin && reply.CanSplice() {
+		if fr, ok := rq.fs.(vfs.FDReader); ok {
+			n, eof, err := fr.ReadFD(rq.h, int64(args.Offset), int(count), reply.SpliceFile)
+			if err == nil {
+				res.Count = uint32(n)
+				res.EOF = eof
+				return wire.OK
+			}
+			// Nothing is attached after a failed splice; the copying
+			// read below gives the error its proper status.
+		}
 	}
 	buf := reply.AllocPayload(int(count))
 	n, eof, err := rq.fs.ReadAt(rq.h, buf, int64(args.Offset))

@@ -1,6 +1,7 @@
 package oncrpc
 
 import (
+	"errors"
 	"net/netip"
 
 	"github.com/gonfsrdma/gonfsrdma/xdr"
@@ -109,7 +110,28 @@ type Reply struct {
 	Payload []byte
 	Tail    []byte
 	alloc   PayloadAllocator
+	// spliced is the length of a payload the transport holds outside user
+	// memory (file pages in a pipe, see SpliceFile); Payload is nil then.
+	spliced int
 }
+
+// FileSplicer is implemented by payload allocators of transports that can
+// send file data without copying it through user memory: TCP moves the
+// file's page-cache pages into a pipe with splice(2) and from the pipe to
+// the socket.
+type FileSplicer interface {
+	// CanSplice reports whether SpliceFile may work now.
+	CanSplice() bool
+	// SpliceFile takes up to n bytes at off of the regular file fd as the
+	// payload and returns how many it took: fewer at end of file or when
+	// the transport's pipe is full, never more. The data is the file's
+	// at the time of the call; the descriptor is not kept.
+	SpliceFile(fd int, off int64, n int) (int, error)
+}
+
+// ErrNoSplice is returned by Reply.SpliceFile when the transport cannot
+// splice; the handler copies the data into AllocPayload instead.
+var ErrNoSplice = errors.New("oncrpc: transport cannot splice file data")
 
 // NewReply returns a Reply that appends to head (usually a reusable buffer
 // with length zero) and takes payload buffers from alloc.
@@ -121,7 +143,36 @@ func NewReply(head []byte, alloc PayloadAllocator) Reply {
 func (r *Reply) Reset() {
 	r.Head = r.Head[:0]
 	r.Payload = nil
+	r.spliced = 0
 	r.Tail = r.Tail[:0]
+}
+
+// CanSplice reports whether SpliceFile can work on this reply's transport.
+func (r *Reply) CanSplice() bool {
+	sp, ok := r.alloc.(FileSplicer)
+	return ok && sp.CanSplice()
+}
+
+// SpliceFile makes up to n bytes of the regular file fd at off the reply's
+// payload without copying them (see FileSplicer) and returns the count,
+// which the handler then encodes in Head as the opaque's length word. It
+// fails with ErrNoSplice on a transport that cannot splice; after any
+// error the reply has no payload and the handler may fall back to
+// AllocPayload. Spliced payloads are only for idempotent procedures: the
+// duplicate request cache cannot keep them.
+func (r *Reply) SpliceFile(fd int, off int64, n int) (int, error) {
+	sp, ok := r.alloc.(FileSplicer)
+	if !ok {
+		return 0, ErrNoSplice
+	}
+	r.Payload = nil
+	got, err := sp.SpliceFile(fd, off, n)
+	if err != nil {
+		r.spliced = 0
+		return 0, err
+	}
+	r.spliced = got
+	return got, nil
 }
 
 // AllocPayload returns a buffer of n bytes for bulk data; see
@@ -138,10 +189,12 @@ func (r *Reply) SetPayload(p []byte) { r.Payload = p }
 
 // Len returns the encoded size of the reply including the payload padding.
 func (r *Reply) Len() int {
-	return len(r.Head) + xdr.PaddedLen(len(r.Payload)) + len(r.Tail)
+	return len(r.Head) + xdr.PaddedLen(len(r.Payload)+r.spliced) + len(r.Tail)
 }
 
-// AppendFlat appends the whole reply as contiguous bytes.
+// AppendFlat appends the whole reply as contiguous bytes. A spliced
+// payload is not in memory; only TCP replies carry one and TCP does not
+// flatten them.
 func (r *Reply) AppendFlat(b []byte) []byte {
 	b = append(b, r.Head...)
 	b = xdr.AppendFixedOpaque(b, r.Payload)

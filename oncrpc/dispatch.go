@@ -122,9 +122,7 @@ func (d *Dispatcher) run(ctx context.Context, proc *Procedure, call *Call, reply
 	if err == nil {
 		return
 	}
-	reply.Head = reply.Head[:0]
-	reply.Payload = nil
-	reply.Tail = reply.Tail[:0]
+	reply.Reset()
 	var ae *AuthError
 	switch {
 	case errors.Is(err, ErrGarbageArgs):

@@ -18,8 +18,10 @@
 // A handler appends its results to Reply.Head. A procedure with bulk data
 // (NFS READ, READLINK) gets a buffer from Reply.AllocPayload, fills it, ends
 // Head with the opaque's length word and attaches the buffer with
-// SetPayload. TCP writes mark, head, payload, padding and tail with one
-// writev; RDMA writes the payload into the client's Write chunk and sends
+// SetPayload. A handler reading a kernel file may instead call
+// Reply.SpliceFile when Reply.CanSplice says the transport can move file
+// pages without a copy (TCP, by splice(2)). TCP writes mark, head,
+// payload, padding and tail with one writev; RDMA writes the payload into the client's Write chunk and sends
 // the rest. The handler does not know which.
 //
 // # Buffer ownership
@@ -31,6 +33,10 @@
 //     only append to them.
 //   - A payload from AllocPayload belongs to the transport and is released
 //     after the send completes; handlers must not keep it.
+//   - A spliced payload (Reply.SpliceFile, TCP on Linux) lives in a pipe
+//     from the server's pool that the call slot holds until its reply is
+//     written; a pipe still holding bytes afterwards is closed, never
+//     reused. The file descriptor passed to SpliceFile is not kept.
 //   - The DRC copies the flattened reply; it never holds transport buffers.
 //   - Client results are freshly allocated and owned by the caller.
 //

@@ -124,8 +124,8 @@ func (c *DRC) finish(key drcKey, r *Reply) {
 		return
 	}
 	n := r.Len()
-	if n > c.maxBytes/4 {
-		c.remove(e) // too large to be worth caching
+	if n > c.maxBytes/4 || r.spliced > 0 {
+		c.remove(e) // too large to be worth caching, or not in memory
 		return
 	}
 	e.reply = r.AppendFlat(make([]byte, 0, n))

@@ -52,6 +52,9 @@ type Server struct {
 	packets   map[net.PacketConn]struct{}
 	conns     map[*tcpConn]struct{}
 	wg        sync.WaitGroup // serve loops and connections
+
+	pipesOnce sync.Once
+	pipes     *pipePool // free pipes for spliced READ payloads
 }
 
 // ErrServerClosed is returned by Serve* after Shutdown.
@@ -141,11 +144,22 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 
-	return drain.Wait(ctx, &s.wg, s.cancel, func() {
+	err := drain.Wait(ctx, &s.wg, s.cancel, func() {
 		s.mu.Lock()
 		for c := range s.conns {
 			c.c.Close()
 		}
 		s.mu.Unlock()
 	})
+	if p := s.splicePipes(); p != nil {
+		p.closeAll()
+	}
+	return err
+}
+
+// splicePipes returns the server's pool of pipes for spliced payloads,
+// made on first use; nil where splicing is unavailable.
+func (s *Server) splicePipes() *pipePool {
+	s.pipesOnce.Do(func() { s.pipes = newPipePool(s.cfg.MaxInFlight, s.log) })
+	return s.pipes
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -44,6 +45,9 @@ type tcpConn struct {
 	// iov is the writer's reusable gather list for a batch of replies.
 	iov  [][]byte
 	bufs net.Buffers // consumed by WriteTo; a field so it does not escape
+	// raw is the socket's descriptor access for spliced payloads; nil
+	// when the connection cannot take them (not a TCP socket).
+	raw syscall.RawConn
 }
 
 // maxWriteBatch bounds how many ready replies the writer gathers into one
@@ -57,6 +61,10 @@ type tcpSlot struct {
 	payload []byte
 	mark    [4]byte
 	send    bool
+	// pipes is where SpliceFile gets a pipe (nil: no splicing on this
+	// connection); pipe is the one this call holds, if any.
+	pipes *pipePool
+	pipe  *spliceBuffer
 }
 
 // AllocPayload implements PayloadAllocator with the slot's reusable buffer.
@@ -98,8 +106,12 @@ func newTCPConn(s *Server, c net.Conn) *tcpConn {
 		iov:     make([][]byte, 0, 5*maxWriteBatch),
 	}
 	tc.log = s.log.With(zap.String("transport", "tcp"), zap.Stringer("remote", tc.info.Remote))
+	var pipes *pipePool
+	if tc.raw = rawSocket(c); tc.raw != nil {
+		pipes = s.splicePipes()
+	}
 	for i := 0; i < s.cfg.MaxInFlight; i++ {
-		slot := &tcpSlot{}
+		slot := &tcpSlot{pipes: pipes}
 		slot.reply = NewReply(nil, slot)
 		tc.free.put(slot)
 	}
@@ -219,23 +231,38 @@ func (tc *tcpConn) writeLoop() {
 		for _, s := range batch {
 			s.call = Call{}
 			s.reply.Payload = nil
+			s.releasePipe()
 			tc.free.put(s)
 		}
 	}
 }
 
 // writeReplies writes each reply's record mark, head, payload, padding and
-// tail, for every reply in batch, with a single gather write.
+// tail, for every reply in batch, with a single gather write; a spliced
+// payload splits it: what precedes it goes out with MSG_MORE, then the
+// pipe is spliced into the socket.
 func (tc *tcpConn) writeReplies(batch []*tcpSlot) error {
 	iov := tc.iov[:0]
-	for _, slot := range batch {
+	for i, slot := range batch {
 		if !slot.send {
 			continue
 		}
 		r := &slot.reply
 		AppendRecordMark(slot.mark[:0], r.Len())
 		iov = append(iov, slot.mark[:], r.Head)
-		if len(r.Payload) > 0 {
+		if r.spliced > 0 {
+			pad := padding(r.spliced)
+			more := len(pad) > 0 || len(r.Tail) > 0 || anyToSend(batch[i+1:])
+			err := tc.sendSpliced(iov, slot, more)
+			clear(iov)
+			if err != nil {
+				return err
+			}
+			iov = tc.iov[:0]
+			if len(pad) > 0 {
+				iov = append(iov, pad)
+			}
+		} else if len(r.Payload) > 0 {
 			iov = append(iov, r.Payload)
 			if pad := padding(len(r.Payload)); len(pad) > 0 {
 				iov = append(iov, pad)
@@ -252,6 +279,15 @@ func (tc *tcpConn) writeReplies(batch []*tcpSlot) error {
 	_, err := tc.bufs.WriteTo(tc.c)
 	clear(iov) // drop references to the slots' buffers
 	return err
+}
+
+func anyToSend(batch []*tcpSlot) bool {
+	for _, s := range batch {
+		if s.send {
+			return true
+		}
+	}
+	return false
 }
 
 // slotStack is the free list of call slots: last in, first out, so the

@@ -79,8 +79,10 @@
 // AT_EMPTY_PATH) and, for regular files, an O_RDONLY and/or O_RDWR
 // descriptor opened on first read or write. READ is pread on the cached
 // descriptor plus one fstat (for EOF and to notice unlinks) and does not
-// allocate; WRITE is pwrite, followed by fdatasync when stable; COMMIT is
-// fsync. The cache owns every descriptor: methods take a reference for
+// allocate; ReadFD (the FDReader interface) instead lends that
+// descriptor to a callback for the length of the call, so NFS READ can
+// splice the file's pages to a socket. WRITE is pwrite, followed by
+// fdatasync when stable; COMMIT is fsync. The cache owns every descriptor: methods take a reference for
 // the duration of a call, eviction closes descriptors once the last
 // reference is dropped, and Close releases them all (OpenFiles reports
 // the count, the root's descriptor included). Remove, Rmdir and Rename

@@ -585,25 +585,11 @@ func (f *OSFS) ReadLink(h Handle) (string, error) {
 
 // ReadAt preads from the cached descriptor; it does not allocate.
 func (f *OSFS) ReadAt(h Handle, p []byte, off int64) (int, bool, error) {
-	e, err := f.acquire(h)
+	e, fd, size, err := f.openForRead(h, off)
 	if err != nil {
 		return 0, false, err
 	}
 	defer f.cache.release(e)
-	if err := regular(e.typ, "read"); err != nil {
-		return 0, false, err
-	}
-	if off < 0 {
-		return 0, false, pathErr("read", "", unix.EINVAL)
-	}
-	fd, err := f.ioFD(e, false)
-	if err != nil {
-		return 0, false, err
-	}
-	var st unix.Stat_t
-	if err := f.stat(e, &st); err != nil {
-		return 0, false, err
-	}
 	n := 0
 	for n < len(p) {
 		m, err := unix.Pread(fd, p[n:], off+int64(n))
@@ -618,8 +604,58 @@ func (f *OSFS) ReadAt(h Handle, p []byte, off int64) (int, bool, error) {
 		}
 		n += m
 	}
-	eof := n < len(p) || off+int64(n) >= st.Size
+	eof := n < len(p) || off+int64(n) >= size
 	return n, eof, nil
+}
+
+// ReadFD implements FDReader with the cached read descriptor; the entry
+// holds a reference while fn runs, so the descriptor cannot be closed
+// under it.
+func (f *OSFS) ReadFD(h Handle, off int64, n int, fn func(fd int, off int64, n int) (int, error)) (int, bool, error) {
+	e, fd, size, err := f.openForRead(h, off)
+	if err != nil {
+		return 0, false, err
+	}
+	defer f.cache.release(e)
+	if off >= size {
+		return 0, true, nil
+	}
+	// Ask for no more than the file holds, which saves the splice that
+	// would only find the end.
+	got, err := fn(fd, off, int(min(int64(n), size-off)))
+	if err != nil {
+		return got, false, &os.PathError{Op: "read", Path: "", Err: err}
+	}
+	return got, off+int64(got) >= size, nil
+}
+
+// openForRead acquires h's entry (the caller releases it) and returns its
+// read descriptor and the file size, checking that h is a regular file and
+// off is not negative.
+func (f *OSFS) openForRead(h Handle, off int64) (*fdEntry, int, int64, error) {
+	e, err := f.acquire(h)
+	if err != nil {
+		return nil, -1, 0, err
+	}
+	fail := func(err error) (*fdEntry, int, int64, error) {
+		f.cache.release(e)
+		return nil, -1, 0, err
+	}
+	if err := regular(e.typ, "read"); err != nil {
+		return fail(err)
+	}
+	if off < 0 {
+		return fail(pathErr("read", "", unix.EINVAL))
+	}
+	fd, err := f.ioFD(e, false)
+	if err != nil {
+		return fail(err)
+	}
+	var st unix.Stat_t
+	if err := f.stat(e, &st); err != nil {
+		return fail(err)
+	}
+	return e, fd, st.Size, nil
 }
 
 // WriteAt pwrites p at off; with sync it fdatasyncs before returning.

@@ -98,6 +98,16 @@ var (
 // longer names fail with ENAMETOOLONG.
 const MaxName = 255
 
+// FDReader is implemented by backends whose regular files are kernel
+// files. ReadFD hands fn a descriptor open for reading on the file named by
+// h, with the offset and count of the read, and returns fn's count with
+// the end-of-file flag READ needs, as ReadAt does. fn must neither close
+// nor keep the descriptor. The NFS READ path uses it to splice file pages
+// to a TCP socket without copying them through user memory.
+type FDReader interface {
+	ReadFD(h Handle, off int64, n int, fn func(fd int, off int64, n int) (int, error)) (int, bool, error)
+}
+
 // FS is one export's filesystem, addressed by handles. Implementations are
 // safe for concurrent use. Names are single path components: the backend
 // rejects "", "/"-containing names and anything that would leave the

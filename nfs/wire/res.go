@@ -155,14 +155,20 @@ type ReadRes struct {
 }
 
 // AppendHead appends res up to and including the data's length word; the
-// data itself is the reply payload. For an error it appends everything.
+// data itself is the reply payload. The length is len(Data), or Count when
+// Data is nil (the payload is held by the transport, as a spliced one).
+// For an error it appends everything.
 func (res *ReadRes) AppendHead(b []byte) []byte {
 	b = appendStatus(b, res.Status)
 	b = res.Attr.Append(b)
 	if res.Status == OK {
+		n := uint32(len(res.Data))
+		if res.Data == nil {
+			n = res.Count
+		}
 		b = xdr.AppendUint32(b, res.Count)
 		b = xdr.AppendBool(b, res.EOF)
-		b = xdr.AppendUint32(b, uint32(len(res.Data)))
+		b = xdr.AppendUint32(b, n)
 	}
 	return b
 }
