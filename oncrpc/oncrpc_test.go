@@ -144,7 +144,7 @@ type testEnv struct {
 	drc     *DRC
 }
 
-func newTestEnv(t *testing.T, cfg ServerConfig) *testEnv {
+func newTestEnv(t testing.TB, cfg ServerConfig) *testEnv {
 	t.Helper()
 	env := &testEnv{release: make(chan struct{}), runs: new(atomic.Int32)}
 	env.drc = NewDRC(100, 1<<20, time.Minute)
