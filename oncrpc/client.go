@@ -1,10 +1,15 @@
 package oncrpc
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,10 +35,19 @@ type ClientCall struct {
 	// LargeReply says the reply may exceed the inline size (READDIR): an
 	// RDMA transport offers a Reply chunk.
 	LargeReply bool
+	// ReplyBuf, when not nil, is lent for the reply: when its capacity
+	// holds the whole reply message, the reply is read into it and the
+	// results Call returns alias it; otherwise a buffer is allocated. The
+	// caller must leave it alone until Call returns (also when the call
+	// fails or its context is cancelled: Call returns only once the
+	// transport no longer writes to it). It is a hint that a transport may
+	// ignore: Client uses it on TCP only, rpcrdma.Client not at all.
+	ReplyBuf []byte
 }
 
 // Caller sends calls and returns the results of SUCCESS replies. Results
-// are owned by the caller. Non-SUCCESS replies come back as *AcceptError or
+// are owned by the caller: freshly allocated, or aliasing the ReplyBuf the
+// caller lent. Non-SUCCESS replies come back as *AcceptError or
 // *RejectError.
 type Caller interface {
 	Call(ctx context.Context, c *ClientCall) ([]byte, error)
@@ -42,8 +56,15 @@ type Caller interface {
 
 // Client is an ONC RPC client over a TCP (record marking) or UDP
 // connection. Calls may be issued concurrently; replies are matched by XID.
+//
+// On TCP, replies are read through a buffer, so that small replies cost
+// one read system call for several; a reply whose call lent a ReplyBuf
+// large enough is read straight into it, large bodies directly from the
+// socket. Calls are written with one writev each: record mark, header and
+// arguments, payload, padding and tail, without copying the payload.
 type Client struct {
 	conn    net.Conn
+	br      *bufio.Reader // stream only
 	stream  bool
 	cred    OpaqueAuth
 	nextXID atomic.Uint32
@@ -51,9 +72,21 @@ type Client struct {
 	wmu sync.Mutex
 
 	mu      sync.Mutex
-	pending map[uint32]chan clientResult
+	pending map[uint32]*pendingCall
 	err     error
 	done    chan struct{}
+
+	scratch []byte // the reader's buffer for large replies without a ReplyBuf
+}
+
+// pendingCall is a call waiting for its reply.
+type pendingCall struct {
+	ch  chan clientResult // buffered: the reader never blocks on it
+	buf []byte            // the lent ReplyBuf, nil if none
+	// claimed says the reader is reading the reply into buf; cancelled
+	// that the caller gave up meanwhile and waits for the reader to let
+	// go of buf. Both are guarded by Client.mu.
+	claimed, cancelled bool
 }
 
 type clientResult struct {
@@ -63,6 +96,22 @@ type clientResult struct {
 
 // ErrClientClosed is returned for calls on a closed client.
 var ErrClientClosed = errors.New("oncrpc: client closed")
+
+// errAbandoned is what the reader hands a claimed call whose caller gave
+// up on it (abandon receives it and drops it).
+var errAbandoned = errors.New("oncrpc: call abandoned")
+
+const (
+	// clientReadBuffer is the size of the TCP read buffer.
+	clientReadBuffer = 64 << 10
+	// maxReplyRecord bounds the reply records a Client accepts.
+	maxReplyRecord = 64 << 20
+	// maxScratch bounds the scratch buffer the reader keeps.
+	maxScratch = 4 << 20
+)
+
+// aLongTimeAgo is a read deadline that interrupts a read in progress.
+var aLongTimeAgo = time.Unix(1, 0)
 
 // Dial connects to addr over network ("tcp" or "udp").
 func Dial(ctx context.Context, network, addr string) (*Client, error) {
@@ -81,8 +130,11 @@ func NewClient(c net.Conn) *Client {
 	cl := &Client{
 		conn:    c,
 		stream:  !isUDP,
-		pending: make(map[uint32]chan clientResult),
+		pending: make(map[uint32]*pendingCall),
 		done:    make(chan struct{}),
+	}
+	if cl.stream {
+		cl.br = bufio.NewReaderSize(c, clientReadBuffer)
 	}
 	cl.nextXID.Store(uint32(time.Now().UnixNano()))
 	go cl.readLoop()
@@ -105,39 +157,240 @@ func (c *Client) Close() error {
 func (c *Client) readLoop() {
 	defer close(c.done)
 	var err error
-	buf := make([]byte, maxDatagram)
-	for {
-		var msg []byte
-		if c.stream {
-			msg, err = ReadRecord(c.conn, nil, 64<<20)
-		} else {
-			var n int
-			n, err = c.conn.Read(buf)
-			msg = append([]byte(nil), buf[:n]...)
-		}
-		if err != nil {
-			break
-		}
-		if len(msg) < 4 {
-			continue
-		}
-		xid := uint32(msg[0])<<24 | uint32(msg[1])<<16 | uint32(msg[2])<<8 | uint32(msg[3])
-		c.mu.Lock()
-		ch := c.pending[xid]
-		delete(c.pending, xid)
-		c.mu.Unlock()
-		if ch != nil {
-			ch <- clientResult{msg: msg}
-		}
+	if c.stream {
+		err = c.readStream()
+	} else {
+		err = c.readDatagrams()
 	}
 	c.mu.Lock()
 	c.err = err
-	for xid, ch := range c.pending {
-		ch <- clientResult{err: fmt.Errorf("oncrpc: connection lost: %w", err)}
+	for xid, p := range c.pending {
+		p.ch <- clientResult{err: fmt.Errorf("oncrpc: connection lost: %w", err)}
 		delete(c.pending, xid)
 	}
 	c.mu.Unlock()
 }
+
+func (c *Client) readDatagrams() error {
+	buf := make([]byte, maxDatagram)
+	for {
+		n, err := c.conn.Read(buf)
+		if err != nil {
+			return err
+		}
+		c.deliver(append([]byte(nil), buf[:n]...))
+	}
+}
+
+// deliver hands msg to the call its XID names, if it still waits.
+func (c *Client) deliver(msg []byte) {
+	if len(msg) < 4 {
+		return
+	}
+	xid := binary.BigEndian.Uint32(msg)
+	c.mu.Lock()
+	p := c.pending[xid]
+	delete(c.pending, xid)
+	c.mu.Unlock()
+	if p != nil {
+		p.ch <- clientResult{msg: msg}
+	}
+}
+
+// readStream reads reply records until the connection fails. It peeks at
+// each record's mark and XID first, so that a reply can go straight into
+// the buffer its call lent.
+func (c *Client) readStream() error {
+	for {
+		hdr, err := c.br.Peek(4)
+		if err != nil {
+			return err
+		}
+		word := binary.BigEndian.Uint32(hdr)
+		var (
+			p   *pendingCall
+			xid uint32
+			buf []byte
+		)
+		// A first fragment too short for the XID is legal but odd; such a
+		// record is read into a fresh buffer.
+		if n := int(word & fragmentLenMax); n >= 4 {
+			b, err := c.br.Peek(8)
+			if err != nil {
+				return err
+			}
+			xid = binary.BigEndian.Uint32(b[4:])
+			c.mu.Lock()
+			// A single-fragment record that does not fit is not worth
+			// starting in the lent buffer; a multi-fragment one may fit.
+			if q := c.pending[xid]; q != nil && cap(q.buf) > 0 && (word&lastFragment == 0 || n <= cap(q.buf)) {
+				q.claimed = true
+				p, buf = q, q.buf
+			}
+			c.mu.Unlock()
+		}
+		// Without a lent buffer, a record larger than growStep (or of
+		// several fragments) is read into the reader's scratch buffer
+		// and copied out once, rather than into a fresh buffer grown by
+		// doubling; a small one is allocated at its size.
+		scratch := p == nil && (word&lastFragment == 0 || int(word&fragmentLenMax) > growStep)
+		if scratch {
+			buf = c.scratch
+		}
+		var st recordState
+		msg, err := c.readRecord(buf, &st)
+		if p == nil {
+			if err != nil {
+				return err
+			}
+			if scratch && cap(msg) <= maxScratch {
+				c.scratch = msg[:0]
+				msg = bytes.Clone(msg)
+			}
+			c.deliver(msg)
+			continue
+		}
+		c.mu.Lock()
+		cancelled := p.cancelled
+		if cancelled {
+			// The caller poked the read deadline under c.mu; reset it
+			// before reading on.
+			c.conn.SetReadDeadline(time.Time{})
+		}
+		if err == nil || cancelled {
+			delete(c.pending, xid)
+		}
+		c.mu.Unlock()
+		switch {
+		case cancelled:
+			// The reader no longer touches buf: give it back.
+			p.ch <- clientResult{err: errAbandoned}
+			if err != nil {
+				if !errors.Is(err, os.ErrDeadlineExceeded) {
+					return err
+				}
+				if err := c.skipRecord(&st); err != nil {
+					return err
+				}
+			}
+		case err != nil:
+			return err // p is still pending and gets the error
+		default:
+			p.ch <- clientResult{msg: msg}
+		}
+	}
+}
+
+// recordState is how far readRecord got in a record, so that the rest can
+// be skipped after an interrupted read.
+type recordState struct {
+	started bool  // a fragment header was consumed
+	left    int   // bytes of the current fragment not yet read
+	last    bool  // the current fragment is the last
+	total   int64 // bytes the fragments so far claim
+}
+
+func (st *recordState) complete() bool { return st.started && st.left == 0 && st.last }
+
+// nextFragment consumes a fragment header.
+func (c *Client) nextFragment(st *recordState) error {
+	hdr, err := c.br.Peek(4)
+	if err != nil {
+		if st.started && errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return err
+	}
+	word := binary.BigEndian.Uint32(hdr)
+	c.br.Discard(4)
+	st.started = true
+	st.left = int(word & fragmentLenMax)
+	st.last = word&lastFragment != 0
+	st.total += int64(st.left)
+	if st.total > maxReplyRecord {
+		return &RecordTooLargeError{Claimed: st.total, Limit: maxReplyRecord}
+	}
+	return nil
+}
+
+// readRecord reads one record into buf[:0], as ReadRecord does: beyond
+// buf's capacity the buffer grows at most growStep ahead of the data that
+// arrived, so a peer claiming a huge fragment cannot make us allocate it.
+// Data goes straight from the socket into buf for reads at least as large
+// as the read buffer.
+func (c *Client) readRecord(buf []byte, st *recordState) ([]byte, error) {
+	buf = buf[:0]
+	for !st.complete() {
+		if st.left == 0 {
+			if err := c.nextFragment(st); err != nil {
+				return buf, err
+			}
+			continue
+		}
+		step := min(st.left, growStep)
+		if cap(buf)-len(buf) < step {
+			newCap := max(2*cap(buf), len(buf)+step)
+			if st.last {
+				newCap = min(newCap, len(buf)+st.left)
+			}
+			grown := make([]byte, len(buf), newCap)
+			copy(grown, buf)
+			buf = grown
+		}
+		chunk := min(st.left, cap(buf)-len(buf))
+		m, err := io.ReadFull(c.br, buf[len(buf):len(buf)+chunk])
+		buf = buf[:len(buf)+m]
+		st.left -= m
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return buf, err
+		}
+	}
+	return buf, nil
+}
+
+// skipRecord reads and drops the rest of a record readRecord left.
+func (c *Client) skipRecord(st *recordState) error {
+	for !st.complete() {
+		if st.left == 0 {
+			if err := c.nextFragment(st); err != nil {
+				return err
+			}
+			continue
+		}
+		m, err := c.br.Discard(st.left)
+		st.left -= m
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// outMsg is a call message in pieces: header and arguments, payload,
+// payload padding, tail.
+type outMsg [4][]byte
+
+func (o *outMsg) len() int { return len(o[0]) + len(o[1]) + len(o[2]) + len(o[3]) }
+
+// flat returns the message as one slice.
+func (o *outMsg) flat() []byte {
+	if len(o[1])+len(o[2])+len(o[3]) == 0 {
+		return o[0]
+	}
+	b := make([]byte, 0, o.len())
+	for _, p := range o {
+		b = append(b, p...)
+	}
+	return b
+}
+
+var zeroPad [4]byte
 
 // Call implements Caller.
 func (c *Client) Call(ctx context.Context, cc *ClientCall) ([]byte, error) {
@@ -147,14 +400,12 @@ func (c *Client) Call(ctx context.Context, cc *ClientCall) ([]byte, error) {
 	}
 	xid := c.nextXID.Add(1)
 	h := CallHeader{XID: xid, Prog: cc.Prog, Vers: cc.Vers, Proc: cc.Proc, Cred: cred}
-	msg := AppendCallHeader(make([]byte, 0, 128+len(cc.Args)+len(cc.Payload)+len(cc.Tail)), &h)
-	msg = append(msg, cc.Args...)
+	head := AppendCallHeader(make([]byte, 0, 64+len(cred.Body)+len(cc.Args)), &h)
+	o := outMsg{append(head, cc.Args...), nil, nil, cc.Tail}
 	if cc.Payload != nil {
-		msg = append(msg, cc.Payload...)
-		msg = append(msg, padding(len(cc.Payload))...)
+		o[1], o[2] = cc.Payload, zeroPad[:(4-len(cc.Payload)&3)&3]
 	}
-	msg = append(msg, cc.Tail...)
-	reply, err := c.RoundTrip(ctx, xid, msg)
+	reply, err := c.roundTrip(ctx, xid, &o, cc.ReplyBuf)
 	if err != nil {
 		return nil, err
 	}
@@ -180,16 +431,27 @@ func ParseReply(msg []byte) ([]byte, error) {
 // RoundTrip sends a complete RPC message whose XID is xid and returns the
 // raw reply message. Conformance tests use it to send malformed calls.
 func (c *Client) RoundTrip(ctx context.Context, xid uint32, msg []byte) ([]byte, error) {
-	ch := make(chan clientResult, 1)
+	return c.roundTrip(ctx, xid, &outMsg{msg}, nil)
+}
+
+// roundTrip sends o and waits for the reply to xid, read into lent when it
+// fits (TCP only).
+func (c *Client) roundTrip(ctx context.Context, xid uint32, o *outMsg, lent []byte) ([]byte, error) {
+	var dgram []byte
+	if !c.stream {
+		lent = nil
+		dgram = o.flat()
+	}
+	p := &pendingCall{ch: make(chan clientResult, 1), buf: lent}
 	c.mu.Lock()
 	if c.err != nil {
 		c.mu.Unlock()
 		return nil, ErrClientClosed
 	}
-	c.pending[xid] = ch
+	c.pending[xid] = p
 	c.mu.Unlock()
-	if err := c.Send(msg); err != nil {
-		c.forget(xid)
+	if err := c.transmit(o, dgram); err != nil {
+		c.abandon(xid, p)
 		return nil, err
 	}
 	// Datagrams get lost: retransmit with the same XID (the server's DRC
@@ -202,18 +464,52 @@ func (c *Client) RoundTrip(ctx context.Context, xid uint32, msg []byte) ([]byte,
 	}
 	for {
 		select {
-		case r := <-ch:
+		case r := <-p.ch:
 			return r.msg, r.err
 		case <-retry:
-			if err := c.Send(msg); err != nil {
-				c.forget(xid)
+			if err := c.transmit(o, dgram); err != nil {
+				c.abandon(xid, p)
 				return nil, err
 			}
 		case <-ctx.Done():
-			c.forget(xid)
+			c.abandon(xid, p)
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// transmit sends o on a stream, dgram (o flattened) on a datagram socket.
+func (c *Client) transmit(o *outMsg, dgram []byte) error {
+	if c.stream {
+		return c.send(o)
+	}
+	return c.sendDatagram(dgram)
+}
+
+// abandon forgets the call p to xid. When the reader is already reading
+// the reply into the call's lent buffer, it interrupts that read (a read
+// deadline in the past; closing the connection if deadlines do not work)
+// and waits until the reader lets go of the buffer, so the caller may
+// reuse it once abandon returns. The reader then drops the rest of that
+// reply and goes on with the next.
+func (c *Client) abandon(xid uint32, p *pendingCall) {
+	c.mu.Lock()
+	if c.pending[xid] != p {
+		// Answered or failed: the reader is done with p.
+		c.mu.Unlock()
+		return
+	}
+	if !p.claimed {
+		delete(c.pending, xid)
+		c.mu.Unlock()
+		return
+	}
+	p.cancelled = true
+	if err := c.conn.SetReadDeadline(aLongTimeAgo); err != nil {
+		c.conn.Close()
+	}
+	c.mu.Unlock()
+	<-p.ch
 }
 
 // udpRetransmit is the interval between retransmissions over UDP.
@@ -221,14 +517,26 @@ const udpRetransmit = 500 * time.Millisecond
 
 // Send writes one message (one record on a stream) without waiting.
 func (c *Client) Send(msg []byte) error {
+	if !c.stream {
+		return c.sendDatagram(msg)
+	}
+	return c.send(&outMsg{msg})
+}
+
+// send writes o as one record with one writev.
+func (c *Client) send(o *outMsg) error {
+	mark := AppendRecordMark(make([]byte, 0, 4), o.len())
+	bufs := net.Buffers{mark, o[0], o[1], o[2], o[3]}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	if !c.stream {
-		_, err := c.conn.Write(msg)
-		return err
-	}
-	bufs := net.Buffers{AppendRecordMark(nil, len(msg)), msg}
 	_, err := bufs.WriteTo(c.conn)
+	return err
+}
+
+func (c *Client) sendDatagram(msg []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err := c.conn.Write(msg)
 	return err
 }
 
@@ -245,9 +553,3 @@ func (c *Client) NextXID() uint32 { return c.nextXID.Add(1) }
 
 // Done is closed when the connection is gone.
 func (c *Client) Done() <-chan struct{} { return c.done }
-
-func (c *Client) forget(xid uint32) {
-	c.mu.Lock()
-	delete(c.pending, xid)
-	c.mu.Unlock()
-}

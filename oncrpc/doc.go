@@ -38,7 +38,10 @@
 //     written; a pipe still holding bytes afterwards is closed, never
 //     reused. The file descriptor passed to SpliceFile is not kept.
 //   - The DRC copies the flattened reply; it never holds transport buffers.
-//   - Client results are freshly allocated and owned by the caller.
+//   - Client results are owned by the caller: freshly allocated, or, when
+//     the call lent a ClientCall.ReplyBuf that holds the reply (TCP only),
+//     aliasing it. A lent buffer belongs to the transport until Call
+//     returns, also on failure or cancellation.
 //
 // # Concurrency
 //

@@ -196,10 +196,26 @@ func (c *Client) Readlink(ctx context.Context, fh []byte) (*wire.ReadlinkRes, er
 }
 
 // Read calls READ; the transport may place up to count bytes directly.
+// res.Data is freshly allocated.
 func (c *Client) Read(ctx context.Context, fh []byte, offset uint64, count uint32) (*wire.ReadRes, error) {
+	return c.ReadInto(ctx, fh, offset, count, nil)
+}
+
+// ReadOverhead is the room a READ reply needs besides its data: the RPC
+// reply header (with a verifier of up to 400 bytes) and READ3resok.
+const ReadOverhead = 1024
+
+// ReadInto calls READ and reads the reply into buf when the transport can
+// (oncrpc.ClientCall.ReplyBuf): buf needs a capacity of at least
+// count+ReadOverhead, its length does not matter. res.Data then aliases
+// buf, and stays valid until buf is reused; otherwise (a transport that
+// ignores ReplyBuf, a nil or smaller buf) it is freshly allocated. buf
+// must not be used by anyone else until ReadInto returns, also when it
+// fails.
+func (c *Client) ReadInto(ctx context.Context, fh []byte, offset uint64, count uint32, buf []byte) (*wire.ReadRes, error) {
 	res := new(wire.ReadRes)
 	args := wire.ReadArgs{FH: fh, Offset: offset, Count: count}
-	cc := oncrpc.ClientCall{Proc: wire.ProcRead, Args: args.Append(nil), ReplyPayloadMax: int(count)}
+	cc := oncrpc.ClientCall{Proc: wire.ProcRead, Args: args.Append(nil), ReplyPayloadMax: int(count), ReplyBuf: buf}
 	if err := c.call(ctx, &cc, res); err != nil {
 		return nil, err
 	}
