@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gonfsrdma/gonfsrdma/nfs/client"
 	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
 )
 
@@ -54,6 +55,7 @@ func (s *session) seqWrite(ctx context.Context, ph *Phase) error {
 	var next atomic.Int64
 	var vc verfCheck
 	block := int64(s.cfg.Block)
+	pat := patternOf(s.cfg.Seed)
 	err = parallel(ctx, s.cfg.QD, func(ctx context.Context, _ int) error {
 		buf := make([]byte, block)
 		for {
@@ -62,7 +64,7 @@ func (s *session) seqWrite(ctx context.Context, ph *Phase) error {
 				return nil
 			}
 			b := buf[:min(block, s.cfg.Size-off)]
-			Fill(s.cfg.Seed, uint64(off), b)
+			pat.Fill(uint64(off), b)
 			for len(b) > 0 {
 				t := time.Now()
 				res, err := s.nfs.Write(ctx, s.file, uint64(off), b, wire.Unstable)
@@ -96,12 +98,16 @@ func (s *session) seqWrite(ctx context.Context, ph *Phase) error {
 	return nil
 }
 
-// readAt reads len(b) bytes at off into b, following short reads, and
-// verifies them.
-func (s *session) readAt(ctx context.Context, m *meter, off int64, n int) error {
+// readBuf returns a worker's reply buffer for READs of up to n bytes.
+func readBuf(n int) []byte { return make([]byte, n+client.ReadOverhead) }
+
+// readAt reads n bytes at off, following short reads, and verifies them.
+// The replies are read into buf (from readBuf(n)), which the worker
+// reuses for its next READ.
+func (s *session) readAt(ctx context.Context, m *meter, pat *Pattern, off int64, n int, buf []byte) error {
 	for n > 0 {
 		t := time.Now()
-		res, err := s.nfs.Read(ctx, s.file, uint64(off), uint32(n))
+		res, err := s.nfs.ReadInto(ctx, s.file, uint64(off), uint32(n), buf)
 		if err != nil {
 			return fmt.Errorf("READ at %d: %w", off, err)
 		}
@@ -109,7 +115,7 @@ func (s *session) readAt(ctx context.Context, m *meter, off int64, n int) error 
 		if got > n || (got == 0 && n > 0) {
 			return fmt.Errorf("READ at %d: asked for %d bytes, got %d (eof %v)", off, n, got, res.EOF)
 		}
-		if err := Verify(s.cfg.Seed, uint64(off), res.Data); err != nil {
+		if err := pat.Verify(uint64(off), res.Data); err != nil {
 			return err
 		}
 		m.add(int64(got), t)
@@ -125,13 +131,15 @@ func (s *session) seqRead(ctx context.Context, ph *Phase) error {
 	defer m.finish(ph)
 	var next atomic.Int64
 	block := int64(s.cfg.Block)
+	pat := patternOf(s.cfg.Seed)
 	return parallel(ctx, s.cfg.QD, func(ctx context.Context, _ int) error {
+		buf := readBuf(int(block))
 		for {
 			off := next.Add(block) - block
 			if off >= s.cfg.Size {
 				return nil
 			}
-			if err := s.readAt(ctx, m, off, int(min(block, s.cfg.Size-off))); err != nil {
+			if err := s.readAt(ctx, m, pat, off, int(min(block, s.cfg.Size-off)), buf); err != nil {
 				return err
 			}
 		}
@@ -147,8 +155,10 @@ func (s *session) randRead(ctx context.Context, ph *Phase) error {
 	deadline := time.Now().Add(s.cfg.RandDuration)
 	blocks := s.cfg.Size / int64(s.cfg.RandBlock)
 	var issued atomic.Int64
+	pat := patternOf(s.cfg.Seed)
 	return parallel(ctx, s.cfg.RandQD, func(ctx context.Context, w int) error {
 		rng := rand.New(rand.NewPCG(s.cfg.Seed, uint64(w)))
+		buf := readBuf(s.cfg.RandBlock)
 		for {
 			if total > 0 {
 				if issued.Add(1) > total {
@@ -158,7 +168,7 @@ func (s *session) randRead(ctx context.Context, ph *Phase) error {
 				return nil
 			}
 			off := rng.Int64N(blocks) * int64(s.cfg.RandBlock)
-			if err := s.readAt(ctx, m, off, s.cfg.RandBlock); err != nil {
+			if err := s.readAt(ctx, m, pat, off, s.cfg.RandBlock, buf); err != nil {
 				return err
 			}
 		}
