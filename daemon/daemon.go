@@ -38,7 +38,10 @@ type Config struct {
 	RDMACredits  int
 	RDMAInline   int
 	MaxInFlight  int
-	Version      string
+	// SpliceReads sends TCP READ data from the page cache by splice(2)
+	// (oncrpc.ServerConfig.SpliceReads).
+	SpliceReads bool
+	Version     string
 }
 
 // Program numbers registered with rpcbind.
@@ -141,7 +144,7 @@ func Start(ctx context.Context, log *zap.Logger, cfg Config) (_ *Daemon, err err
 	mountSrv := mount.NewServer(log.Named("mount"), mountBackend{st})
 	drc := oncrpc.NewDRC(8192, 16<<20, 2*time.Minute)
 	disp := oncrpc.NewDispatcher(log.Named("rpc"), drc, nfsSrv.Program(), mountSrv.Program())
-	d.rpc = oncrpc.NewServer(log.Named("rpc"), disp, oncrpc.ServerConfig{MaxInFlight: cfg.MaxInFlight})
+	d.rpc = oncrpc.NewServer(log.Named("rpc"), disp, oncrpc.ServerConfig{MaxInFlight: cfg.MaxInFlight, SpliceReads: cfg.SpliceReads})
 
 	serve := func(name string, f func() error) {
 		go func() {

@@ -34,13 +34,19 @@ type testServer struct {
 // startServer serves export fs (fsid testFSID) on 127.0.0.1:0.
 func startServer(t *testing.T, log *zap.Logger, cfg nfs.Config, fs vfs.FS) *testServer {
 	t.Helper()
+	return startServerRPC(t, log, cfg, fs, oncrpc.ServerConfig{})
+}
+
+// startServerRPC is startServer with a transport configuration.
+func startServerRPC(t *testing.T, log *zap.Logger, cfg nfs.Config, fs vfs.FS, rpcCfg oncrpc.ServerConfig) *testServer {
+	t.Helper()
 	if cfg.Exports == nil {
 		cfg.Exports = nfs.ExportList{{FSID: testFSID, Path: "/export", FS: fs}}
 	}
 	cfg.Log = log
 	srv := nfs.NewServer(cfg)
 	disp := oncrpc.NewDispatcher(log, oncrpc.NewDRC(1024, 8<<20, time.Minute), srv.Program())
-	rpc := oncrpc.NewServer(log, disp, oncrpc.ServerConfig{})
+	rpc := oncrpc.NewServer(log, disp, rpcCfg)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -117,9 +123,13 @@ func newOSFS(t *testing.T, dir string) *vfs.OSFS {
 // dialTCP returns a DialFunc starting a server over the backend newFS
 // makes.
 func dialTCP(newFS func(t *testing.T) vfs.FS) nfstest.DialFunc {
+	return dialTCPConfig(newFS, oncrpc.ServerConfig{})
+}
+
+func dialTCPConfig(newFS func(t *testing.T) vfs.FS, rpcCfg oncrpc.ServerConfig) nfstest.DialFunc {
 	return func(t *testing.T) (oncrpc.Caller, []byte) {
 		fs := newFS(t)
-		ts := startServer(t, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)), nfs.Config{}, fs)
+		ts := startServerRPC(t, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)), nfs.Config{}, fs, rpcCfg)
 		c := dialClient(t, ts.addr)
 		t.Cleanup(func() {
 			c.Close()
@@ -135,4 +145,11 @@ func TestEndToEndMem(t *testing.T) {
 
 func TestEndToEndOS(t *testing.T) {
 	nfstest.RunEndToEnd(t, dialTCP(func(t *testing.T) vfs.FS { return newOSFS(t, t.TempDir()) }))
+}
+
+// TestEndToEndOSSplice: READs of 64 KiB and more are spliced from the
+// page cache to the socket.
+func TestEndToEndOSSplice(t *testing.T) {
+	nfstest.RunEndToEnd(t, dialTCPConfig(func(t *testing.T) vfs.FS { return newOSFS(t, t.TempDir()) },
+		oncrpc.ServerConfig{SpliceReads: true}))
 }

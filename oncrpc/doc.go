@@ -20,7 +20,7 @@
 // Head with the opaque's length word and attaches the buffer with
 // SetPayload. A handler reading a kernel file may instead call
 // Reply.SpliceFile when Reply.CanSplice says the transport can move file
-// pages without a copy (TCP, by splice(2)). TCP writes mark, head,
+// pages without a copy (TCP with ServerConfig.SpliceReads, by splice(2)). TCP writes mark, head,
 // payload, padding and tail with one writev; RDMA writes the payload into the client's Write chunk and sends
 // the rest. The handler does not know which.
 //

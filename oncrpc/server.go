@@ -20,6 +20,12 @@ type ServerConfig struct {
 	// progress at once; the connection stops reading beyond it.
 	// Default 64.
 	MaxInFlight int
+	// SpliceReads lets handlers send file data over TCP by splice(2) from
+	// the page cache (Reply.CanSplice) instead of copying it through a
+	// buffer. It saves the server's copies, but on loopback the kernel
+	// work moves to the receiver and throughput drops (see
+	// docs/performance.md), so it is off by default.
+	SpliceReads bool
 }
 
 // DefaultMaxRecord fits a 1 MiB WRITE with its headers.

@@ -87,7 +87,7 @@ func newSpliceEnv(t *testing.T, size int) *spliceEnv {
 	t.Cleanup(func() { f.Close() })
 	// SPLICE_FAIL logs an error per call, on purpose.
 	log := zaptest.NewLogger(t, zaptest.Level(zap.DPanicLevel))
-	srv := NewServer(log, NewDispatcher(log, nil, spliceProgram(t, f)), ServerConfig{})
+	srv := NewServer(log, NewDispatcher(log, nil, spliceProgram(t, f)), ServerConfig{SpliceReads: true})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -107,7 +107,7 @@ func newTCPConn(s *Server, c net.Conn) *tcpConn {
 	}
 	tc.log = s.log.With(zap.String("transport", "tcp"), zap.Stringer("remote", tc.info.Remote))
 	var pipes *pipePool
-	if tc.raw = rawSocket(c); tc.raw != nil {
+	if tc.raw = rawSocket(c); tc.raw != nil && s.cfg.SpliceReads {
 		pipes = s.splicePipes()
 	}
 	for i := 0; i < s.cfg.MaxInFlight; i++ {
