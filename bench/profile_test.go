@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"strconv"
 	"testing"
 )
 
@@ -29,10 +30,14 @@ func TestProfileDaemon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	files, err := strconv.Atoi(envOr("BENCH_FILES", "2000"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var f *os.File
 	cfg := Config{
 		Host: "127.0.0.1", Export: exp, Port: nfsPort, MountPort: mountPort,
-		Size: size, RandOps: 100000, UID: 1000, GID: 1000,
+		Size: size, RandOps: 100000, Files: files, UID: 1000, GID: 1000,
 		ServerCPU: ProcCPU(os.Getpid()),
 		OnPhase: func(phase string, start bool) {
 			if !start {
