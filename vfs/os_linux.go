@@ -339,10 +339,26 @@ func procFD(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
 // adopt turns fd, just opened on an object inside the export, into a
 // handle and attributes, caching it. fd is consumed.
 func (f *OSFS) adopt(fd int, op, name string) (Handle, Attr, error) {
+	return f.adoptMode(fd, op, name, -1)
+}
+
+// adoptMode is adopt that first makes the permission bits mode (when not
+// -1) if they are not already.
+func (f *OSFS) adoptMode(fd int, op, name string, mode int) (Handle, Attr, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
 		return nil, Attr{}, &os.PathError{Op: op, Path: name, Err: err}
+	}
+	if mode >= 0 && st.Mode&0o7777 != uint32(mode) {
+		err := chmodFD(fd, uint32(mode))
+		if err == nil {
+			err = unix.Fstat(fd, &st)
+		}
+		if err != nil {
+			unix.Close(fd)
+			return nil, Attr{}, err
+		}
 	}
 	fh, mnt, err := unix.NameToHandleAt(fd, "", unix.AT_EMPTY_PATH)
 	if err != nil {
@@ -767,7 +783,17 @@ func (f *OSFS) Create(dir Handle, name string, mode uint32, owner Owner, guarded
 		return nil, Attr{}, err
 	}
 	defer f.cache.release(de)
-	fd, err := unix.Openat(de.fd, name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	// The file is made with mode 0, chown'ed, then chmod'ed (chown clears
+	// set-id bits). A plain mode whose group bits grant no more than its
+	// other bits goes to open(2) instead: until the chown the file is the
+	// server's, group 0, and must not give that group more than the final
+	// mode gives anybody. adoptMode then chmods only if the umask took
+	// bits away, so the common CREATE saves the fchmod.
+	openMode, exactMode := uint32(0), false
+	if mode&^0o777 == 0 && (mode>>3)&7 == mode&7 {
+		openMode, exactMode = mode, true
+	}
+	fd, err := unix.Openat(de.fd, name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, openMode)
 	if err == unix.EEXIST && (exclusive || !guarded) {
 		efd, err := unix.Openat(de.fd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
@@ -793,7 +819,14 @@ func (f *OSFS) Create(dir Handle, name string, mode uint32, owner Owner, guarded
 	if err != nil {
 		return nil, Attr{}, &os.PathError{Op: "create", Path: name, Err: err}
 	}
-	if err := own(fd, owner, mode, TypeReg); err != nil {
+	wantMode := -1
+	if exactMode {
+		err = chown(fd, owner)
+		wantMode = int(mode)
+	} else {
+		err = own(fd, owner, mode, TypeReg)
+	}
+	if err != nil {
 		unix.Close(fd)
 		return nil, Attr{}, err
 	}
@@ -805,19 +838,26 @@ func (f *OSFS) Create(dir Handle, name string, mode uint32, owner Owner, guarded
 			return nil, Attr{}, &os.PathError{Op: "utimes", Path: name, Err: err}
 		}
 	}
-	return f.adopt(fd, "create", name)
+	return f.adoptMode(fd, "create", name, wantMode)
 }
 
 // own chowns the new object fd to owner, then sets mode exactly (chown
 // clears set-id bits, so the mode comes second). Symlink modes are left.
 func own(fd int, owner Owner, mode uint32, t FileType) error {
-	if err := unix.Fchownat(fd, "", int(owner.UID), int(owner.GID), unix.AT_EMPTY_PATH); err != nil {
-		return &os.PathError{Op: "chown", Path: "", Err: err}
+	if err := chown(fd, owner); err != nil {
+		return err
 	}
 	if t == TypeLnk {
 		return nil
 	}
 	return chmodFD(fd, mode)
+}
+
+func chown(fd int, owner Owner) error {
+	if err := unix.Fchownat(fd, "", int(owner.UID), int(owner.GID), unix.AT_EMPTY_PATH); err != nil {
+		return &os.PathError{Op: "chown", Path: "", Err: err}
+	}
+	return nil
 }
 
 // made opens the object just created as name in de (never following a

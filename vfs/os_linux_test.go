@@ -3,6 +3,7 @@ package vfs_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -460,5 +461,33 @@ func TestOSHasHardLinks(t *testing.T) {
 	}
 	if a, err := f.GetAttr(h); err != nil || a.Nlink != 1 {
 		t.Errorf("after removing one name: %+v %v", a, err)
+	}
+}
+
+// TestOSCreateModeAnyUmask: CREATE gives the file exactly the mode and
+// owner asked for under any process umask, whether the mode went to
+// open(2) (group bits no wider than other bits: 0644, 0777, 0600) or was
+// set by fchmod after the chown (0640, set-id and sticky bits).
+func TestOSCreateModeAnyUmask(t *testing.T) {
+	dir := t.TempDir()
+	f := newOS(t, dir, vfs.OSOptions{HandleKey: []byte("0123456789abcdef-vfs-umask")})
+	for _, umask := range []int{0, 0o022, 0o077} {
+		for i, mode := range []uint32{0o644, 0o777, 0o600, 0o666, 0o640, 0o4755, 0o2750, 0o1777, 0} {
+			name := fmt.Sprintf("u%o-%d", umask, i)
+			owner := vfs.Owner{UID: 1234, GID: 5678}
+			old := syscall.Umask(umask)
+			_, a, err := f.Create(f.Root(), name, mode, owner, true, false, [8]byte{})
+			syscall.Umask(old)
+			if err != nil {
+				t.Fatalf("umask %#o: create %#o: %v", umask, mode, err)
+			}
+			if a.Mode != mode || a.UID != owner.UID || a.GID != owner.GID {
+				t.Errorf("umask %#o: create %#o: got mode %#o uid %d gid %d", umask, mode, a.Mode, a.UID, a.GID)
+			}
+			var st unix.Stat_t
+			if err := unix.Lstat(filepath.Join(dir, name), &st); err == nil && st.Mode&0o7777 != mode {
+				t.Errorf("umask %#o: create %#o: on disk %#o", umask, mode, st.Mode&0o7777)
+			}
+		}
 	}
 }
