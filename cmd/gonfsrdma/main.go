@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -113,6 +114,7 @@ func serveCommand() *cli.Command {
 			&cli.BoolFlag{Name: "tcp-splice", Usage: "send TCP READ data from the page cache with splice(2) instead of copying it (less server CPU; slower on loopback)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
 			&cli.StringFlag{Name: "log-format", Value: "console", Usage: "console or json"},
+			&cli.StringFlag{Name: "cpu-profile", Usage: "write a pprof CPU profile of the whole run to this file (on shutdown)"},
 		},
 		Action: func(c *cli.Context) error {
 			log, err := newLogger(c.String("log-level"), c.String("log-format"))
@@ -120,6 +122,13 @@ func serveCommand() *cli.Command {
 				return err
 			}
 			defer log.Sync()
+			if path := c.String("cpu-profile"); path != "" {
+				stopProfile, err := startCPUProfile(path)
+				if err != nil {
+					return err
+				}
+				defer stopProfile()
+			}
 			cfg := daemon.Config{
 				ExportsFile:   c.String("exports"),
 				DefaultExport: c.String("default-export"),
@@ -144,6 +153,23 @@ func serveCommand() *cli.Command {
 			return daemon.Run(ctx, log, cfg, hup)
 		},
 	}
+}
+
+// startCPUProfile profiles the process into path until the returned
+// function runs.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 func exportsCommand() *cli.Command {
