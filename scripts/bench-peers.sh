@@ -8,6 +8,9 @@
 # Environment: BENCH_SIZE (256MiB), BENCH_BLOCK (1MiB), BENCH_QD (4),
 # BENCH_RAND_QD (16), BENCH_RAND_TIME (5s), BENCH_FILES (2000),
 # BENCH_REPS (3), BENCH_SERVERS ("gonfsrdma go-nfs ganesha"),
+# BENCH_EXPORT_FS (unset: the exports live on /tmp's filesystem; "tmpfs":
+# on a tmpfs mounted in the namespace, which takes the disk filesystem's
+# allocator and the page cache's reclaim out of the numbers),
 # BENCH_OUT (results directory; default a temp dir, printed at the end).
 # Needs root (unshare, apt-get). Nothing is installed into the repo.
 set -euo pipefail
@@ -23,6 +26,12 @@ RAND_TIME=${BENCH_RAND_TIME:-5s}
 FILES=${BENCH_FILES:-2000}
 REPS=${BENCH_REPS:-3}
 SERVERS=${BENCH_SERVERS:-"gonfsrdma go-nfs ganesha"}
+EXPORT_FS=${BENCH_EXPORT_FS:-}
+case $EXPORT_FS in "" | tmpfs) ;; *)
+	echo "bench-peers: BENCH_EXPORT_FS must be empty or tmpfs" >&2
+	exit 2
+	;;
+esac
 GO=${GO:-go}
 NFS_PORT=2049
 MOUNT_PORT=20048
@@ -36,6 +45,12 @@ if [ "${1:-}" = --inner ]; then
 	OUT=$3
 	CLIENT=$WORK/client
 	peers_inner_setup
+	EXPROOT=$WORK
+	if [ "$EXPORT_FS" = tmpfs ]; then
+		EXPROOT=$WORK/tmpfs
+		mkdir -p "$EXPROOT"
+		mount -t tmpfs -o size=8g,mode=0755 tmpfs "$EXPROOT"
+	fi
 
 	ganesha_ok=no
 	if [[ " $SERVERS " == *" ganesha "* ]]; then
@@ -99,7 +114,7 @@ if [ "${1:-}" = --inner ]; then
 		for i in "${!order[@]}"; do
 			srv=${order[$(((i + rep - 1) % ${#order[@]}))]}
 			if [ "$srv" = ganesha ] && [ "$ganesha_ok" != yes ]; then continue; fi
-			exp=$WORK/export-$srv
+			exp=$EXPROOT/export-$srv
 			rm -rf "$exp"
 			mkdir -p "$exp"
 			chmod 0777 "$exp" # every server sees uid 1000 creating files
@@ -168,11 +183,11 @@ fi
 
 log "running in a private network namespace: $REPS repetitions of: $SERVERS"
 BENCH_SIZE=$SIZE BENCH_BLOCK=$BLOCK BENCH_QD=$QD BENCH_RAND_QD=$RAND_QD BENCH_RAND_TIME=$RAND_TIME \
-	BENCH_FILES=$FILES BENCH_REPS=$REPS BENCH_SERVERS=$SERVERS \
+	BENCH_FILES=$FILES BENCH_REPS=$REPS BENCH_SERVERS=$SERVERS BENCH_EXPORT_FS=$EXPORT_FS \
 	unshare -n -m --propagation private "$0" --inner "$WORK" "$OUT"
 
 echo
-echo "== bench-peers: $(nproc) cores, $(($(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1048576)) GiB, $(. /etc/os-release && echo "$PRETTY_NAME"), kernel $(uname -r)"
+echo "== bench-peers: $(nproc) cores, $(($(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1048576)) GiB, $(. /etc/os-release && echo "$PRETTY_NAME"), kernel $(uname -r), exports on ${EXPORT_FS:-$(df --output=fstype /tmp | tail -1)}"
 echo "== go-nfs $(cut -d' ' -f2 "$OUT/go-nfs.version" 2>/dev/null || echo '-'), $(cat "$OUT/ganesha.version" 2>/dev/null || echo 'Ganesha -'), gonfsrdma $(cd "$ROOT" && git rev-parse --short HEAD)"
 [ -e "$WORK/no-ganesha.why" ] && echo "== Ganesha did not run: $(cat "$WORK/no-ganesha.why")"
 (cd "$ROOT" && $GO run ./scripts/bench-peers "$OUT" $SERVERS)
