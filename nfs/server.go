@@ -140,30 +140,34 @@ func (s *Server) WriteVerifier() [wire.WriteVerfSize]byte { return s.verf }
 
 // procedures is the NFSv3 procedure table indexed by procedure number
 // (RFC 1813 section 3). Non-idempotent procedures go through the
-// duplicate request cache.
+// duplicate request cache. Everything but READ, WRITE and COMMIT is
+// Quick (no fsync, no bulk data): RPC-over-RDMA runs those calls on the
+// completion goroutine. A REMOVE or a truncating SETATTR of a huge file
+// waits while the filesystem frees its blocks, holding up that
+// connection's later calls, as it would hold one knfsd thread.
 func (s *Server) procedures() []oncrpc.Procedure {
 	t := [wire.NumProcs]oncrpc.Procedure{
-		wire.ProcNull:        {Handler: s.null, Idempotent: true},
-		wire.ProcGetattr:     {Handler: s.getattr, Idempotent: true},
-		wire.ProcSetattr:     {Handler: s.setattr},
-		wire.ProcLookup:      {Handler: s.lookup, Idempotent: true},
-		wire.ProcAccess:      {Handler: s.access, Idempotent: true},
-		wire.ProcReadlink:    {Handler: s.readlink, Idempotent: true},
+		wire.ProcNull:        {Handler: s.null, Idempotent: true, Quick: true},
+		wire.ProcGetattr:     {Handler: s.getattr, Idempotent: true, Quick: true},
+		wire.ProcSetattr:     {Handler: s.setattr, Quick: true},
+		wire.ProcLookup:      {Handler: s.lookup, Idempotent: true, Quick: true},
+		wire.ProcAccess:      {Handler: s.access, Idempotent: true, Quick: true},
+		wire.ProcReadlink:    {Handler: s.readlink, Idempotent: true, Quick: true},
 		wire.ProcRead:        {Handler: s.read, Idempotent: true},
 		wire.ProcWrite:       {Handler: s.write, Idempotent: true},
-		wire.ProcCreate:      {Handler: s.create},
-		wire.ProcMkdir:       {Handler: s.mkdir},
-		wire.ProcSymlink:     {Handler: s.symlink},
-		wire.ProcMknod:       {Handler: s.mknod},
-		wire.ProcRemove:      {Handler: s.remove},
-		wire.ProcRmdir:       {Handler: s.rmdir},
-		wire.ProcRename:      {Handler: s.rename},
-		wire.ProcLink:        {Handler: s.link},
-		wire.ProcReaddir:     {Handler: s.readdir, Idempotent: true},
-		wire.ProcReaddirplus: {Handler: s.readdirplus, Idempotent: true},
-		wire.ProcFsstat:      {Handler: s.fsstat, Idempotent: true},
-		wire.ProcFsinfo:      {Handler: s.fsinfo, Idempotent: true},
-		wire.ProcPathconf:    {Handler: s.pathconf, Idempotent: true},
+		wire.ProcCreate:      {Handler: s.create, Quick: true},
+		wire.ProcMkdir:       {Handler: s.mkdir, Quick: true},
+		wire.ProcSymlink:     {Handler: s.symlink, Quick: true},
+		wire.ProcMknod:       {Handler: s.mknod, Quick: true},
+		wire.ProcRemove:      {Handler: s.remove, Quick: true},
+		wire.ProcRmdir:       {Handler: s.rmdir, Quick: true},
+		wire.ProcRename:      {Handler: s.rename, Quick: true},
+		wire.ProcLink:        {Handler: s.link, Quick: true},
+		wire.ProcReaddir:     {Handler: s.readdir, Idempotent: true, Quick: true},
+		wire.ProcReaddirplus: {Handler: s.readdirplus, Idempotent: true, Quick: true},
+		wire.ProcFsstat:      {Handler: s.fsstat, Idempotent: true, Quick: true},
+		wire.ProcFsinfo:      {Handler: s.fsinfo, Idempotent: true, Quick: true},
+		wire.ProcPathconf:    {Handler: s.pathconf, Idempotent: true, Quick: true},
 		wire.ProcCommit:      {Handler: s.commit, Idempotent: true},
 	}
 	for i := range t {

@@ -2,6 +2,7 @@ package oncrpc
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 
 	"go.uber.org/zap"
@@ -31,6 +32,26 @@ func (d *Dispatcher) program(prog uint32) *Program {
 		}
 	}
 	return nil
+}
+
+// Quick reports whether the RPC call in msg names a procedure marked
+// Quick. It reads only the fixed header words; anything it cannot place
+// is not quick.
+func (d *Dispatcher) Quick(msg []byte) bool {
+	if len(msg) < 24 || binary.BigEndian.Uint32(msg[4:]) != MsgCall {
+		return false
+	}
+	p := d.program(binary.BigEndian.Uint32(msg[12:]))
+	if p == nil {
+		return false
+	}
+	vers, proc := binary.BigEndian.Uint32(msg[16:]), binary.BigEndian.Uint32(msg[20:])
+	for i := range p.Versions {
+		if v := &p.Versions[i]; v.Vers == vers {
+			return uint64(proc) < uint64(len(v.Procs)) && v.Procs[proc].Quick
+		}
+	}
+	return false
 }
 
 // Dispatch decodes the RPC message msg into call, runs the procedure and

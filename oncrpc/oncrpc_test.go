@@ -487,3 +487,32 @@ func BenchmarkDispatchNull(b *testing.B) {
 		d.Dispatch(context.Background(), msg, conn, &call, &reply)
 	}
 }
+
+func TestDispatcherQuick(t *testing.T) {
+	prog := &Program{Prog: 400003, Name: "quick", Versions: []Version{{Vers: 1, Procs: []Procedure{
+		{Name: "NULL", Quick: true, Handler: func(context.Context, *Call, *Reply) error { return nil }},
+		{Name: "SLOW", Handler: func(context.Context, *Call, *Reply) error { return nil }},
+	}}}}
+	d := NewDispatcher(zaptest.NewLogger(t), nil, prog)
+	call := func(prog, vers, proc uint32) []byte {
+		return AppendCallHeader(nil, &CallHeader{XID: 1, Prog: prog, Vers: vers, Proc: proc})
+	}
+	reply := AppendAcceptedHeader(nil, 1, Success)
+	for _, tc := range []struct {
+		name string
+		msg  []byte
+		want bool
+	}{
+		{"quick procedure", call(400003, 1, 0), true},
+		{"procedure not marked", call(400003, 1, 1), false},
+		{"procedure out of range", call(400003, 1, 2), false},
+		{"unknown version", call(400003, 2, 0), false},
+		{"unknown program", call(400004, 1, 0), false},
+		{"a reply", reply, false},
+		{"truncated", call(400003, 1, 0)[:20], false},
+	} {
+		if got := d.Quick(tc.msg); got != tc.want {
+			t.Errorf("%s: Quick = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

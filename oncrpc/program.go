@@ -21,6 +21,12 @@ type Procedure struct {
 	Handler Handler
 	// Idempotent procedures bypass the duplicate request cache.
 	Idempotent bool
+	// Quick says the handler neither forces data to stable storage nor
+	// moves bulk data (no AllocPayload): a transport may run it on its
+	// receive path instead of handing it to a worker (RPC-over-RDMA runs
+	// such calls on the connection's completion goroutine). A Quick call
+	// that does wait holds up the calls behind it on that connection.
+	Quick bool
 }
 
 // Version is one version of a program.

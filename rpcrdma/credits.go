@@ -45,6 +45,17 @@ func (b *sqBudget) acquire(n int) bool {
 	return true
 }
 
+// tryAcquire reserves n slots if they are free now.
+func (b *sqBudget) tryAcquire(n int) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.dead || b.avail < n {
+		return false
+	}
+	b.avail -= n
+	return true
+}
+
 func (b *sqBudget) release(n int) {
 	if n == 0 {
 		return

@@ -74,8 +74,8 @@ func (e *echoServer) program() *oncrpc.Program {
 		r.Head = xdr.AppendUint32(r.Head, uint32(len(b)))
 		return nil
 	}}
-	procs[procNull] = oncrpc.Procedure{Name: "NULL", Idempotent: true, Handler: func(ctx context.Context, c *oncrpc.Call, r *oncrpc.Reply) error { return nil }}
-	procs[procEcho] = oncrpc.Procedure{Name: "ECHO", Idempotent: true, Handler: func(ctx context.Context, c *oncrpc.Call, r *oncrpc.Reply) error {
+	procs[procNull] = oncrpc.Procedure{Name: "NULL", Idempotent: true, Quick: true, Handler: func(ctx context.Context, c *oncrpc.Call, r *oncrpc.Reply) error { return nil }}
+	procs[procEcho] = oncrpc.Procedure{Name: "ECHO", Idempotent: true, Quick: true, Handler: func(ctx context.Context, c *oncrpc.Call, r *oncrpc.Reply) error {
 		rd := xdr.NewReader(c.Args)
 		b := rd.Opaque(1 << 21)
 		if rd.Err() != nil {

@@ -170,12 +170,15 @@ func (c *conn) postReply(s *slot, n int, op verbs.WROpcode, inv uint32) {
 		ID: sendWRID(wrSend, s.idx), Opcode: op, SGL: s.sges[len(s.sges)-1:],
 		Signaled: true, InvalidateRKey: inv,
 	})
-	k := len(s.wrs)
-	if !c.sq.acquire(k) {
-		c.release(s)
-		return
+	// A call run on the completion goroutine reserved its one Send
+	// beforehand (runsInline); others wait for room here.
+	if k := len(s.wrs); k > s.sqHeld {
+		if !c.sq.acquire(k - s.sqHeld) {
+			c.release(s)
+			return
+		}
+		s.sqHeld = k
 	}
-	s.sqHeld = k
 	if err := c.postSend(s.wrs); err != nil {
 		if err != errDead {
 			c.log.Info("cannot post reply", zap.Error(err))

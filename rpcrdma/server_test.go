@@ -353,6 +353,58 @@ func TestConcurrentCalls(t *testing.T) {
 	}
 }
 
+// TestQuickCallsOnCompletionGoroutine: chunk-less calls to Quick
+// procedures run on the completion goroutine (counted in Stats), while a
+// blocked call of a procedure that is not Quick sits on a worker and holds
+// nothing up; a Quick call that carries chunks goes to a worker too.
+func TestQuickCallsOnCompletionGoroutine(t *testing.T) {
+	e := newEnv(t, Config{Credits: 8})
+	c := e.dial(ClientConfig{})
+	ctx := ctxT(t)
+	// The client may send one call until a reply grants more credits.
+	if _, err := c.Call(ctx, &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procNull}); err != nil {
+		t.Fatal(err)
+	}
+	blockDone := make(chan error, 1)
+	go func() {
+		_, err := c.Call(ctx, &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procBlock})
+		blockDone <- err
+	}()
+	waitFor(t, "BLOCK running", func() bool { return e.echo.blocked.Load() == 1 }, func() string { return "" })
+	before := e.srv.Stats().InlineCalls
+	for i := 0; i < 10; i++ {
+		if _, err := c.Call(ctx, &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procNull}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := c.Call(ctx, &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procEcho, Args: xdr.AppendOpaque(nil, []byte("quick"))})
+		if err != nil || !bytes.Equal(res, xdr.AppendOpaque(nil, []byte("quick"))) {
+			t.Fatalf("ECHO: % x, %v", res, err)
+		}
+	}
+	if got := e.srv.Stats().InlineCalls - before; got != 20 {
+		t.Errorf("%d of 20 quick chunk-less calls ran inline", got)
+	}
+	// ECHO with a Read chunk: RDMA Reads to wait for, so a worker.
+	before = e.srv.Stats().InlineCalls
+	big := bytes.Repeat([]byte("r"), 20000)
+	res, err := c.Call(ctx, &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procEcho, Args: xdr.AppendUint32(nil, uint32(len(big))), Payload: big, LargeReply: true})
+	if err != nil || !bytes.Equal(res, xdr.AppendOpaque(nil, big)) {
+		t.Fatalf("ECHO with a Read chunk: %d bytes, %v", len(res), err)
+	}
+	if got := e.srv.Stats().InlineCalls - before; got != 0 {
+		t.Errorf("a call with a Read chunk ran inline")
+	}
+	select {
+	case err := <-blockDone:
+		t.Fatalf("BLOCK returned early: %v", err)
+	default:
+	}
+	close(e.echo.unblock)
+	if err := <-blockDone; err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestShutdownDrains(t *testing.T) {
 	e := newEnv(t, Config{})
 	c := e.dial(ClientConfig{})

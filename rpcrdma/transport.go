@@ -16,6 +16,7 @@ package rpcrdma
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"net/netip"
 	"sync"
@@ -112,6 +113,7 @@ type Server struct {
 	wg        sync.WaitGroup
 
 	copied atomic.Int64 // bytes the transport copied (pull-up, staging)
+	inline atomic.Int64 // calls run on the completion goroutine
 }
 
 // ErrServerClosed is returned by Serve after Shutdown.
@@ -142,6 +144,9 @@ type Stats struct {
 	// and registered buffers (inline pull-up, Reply-chunk staging,
 	// assembly of inline parts around Read chunks).
 	CopiedBytes int64
+	// InlineCalls counts calls run on a connection's completion
+	// goroutine rather than handed to a worker (runsInline).
+	InlineCalls int64
 }
 
 // Stats returns the current counters.
@@ -149,7 +154,7 @@ func (s *Server) Stats() Stats {
 	s.mu.Lock()
 	n := len(s.conns)
 	s.mu.Unlock()
-	return Stats{Conns: n, CopiedBytes: s.copied.Load()}
+	return Stats{Conns: n, CopiedBytes: s.copied.Load(), InlineCalls: s.inline.Load()}
 }
 
 // ListenAndServe listens on addr ("host:port", usually port 20049) and
@@ -466,12 +471,41 @@ func (c *conn) received(s *slot, n int) {
 		c.release(s)
 		return
 	}
+	if c.runsInline(s) {
+		c.serveCall(s)
+		return
+	}
 	if c.idle.Load() == 0 && c.workers < int(c.credits) {
 		c.workers++
 		c.workerWG.Add(1)
 		go c.worker()
 	}
 	c.work <- s
+}
+
+// runsInline reports whether the call received into s may run right here,
+// on the completion goroutine, instead of being handed to a worker (a
+// goroutine wake-up per call, the larger part of a small call's cost under
+// emulation): an RDMA_MSG without chunks (no RDMA Reads to wait for, a
+// reply that is one inline Send) whose procedure the dispatcher calls
+// Quick, with room in the send queue for that Send, reserved now. A Send
+// that had to wait for room would wait for completions that only this
+// goroutine processes.
+func (c *conn) runsInline(s *slot) bool {
+	// xid, vers, credits, proc, then the read list, the write list and
+	// the reply chunk, each a single zero word when empty.
+	const noChunksHeader = 7 * 4
+	b := s.recv[:s.recvLen]
+	if len(b) < noChunksHeader || binary.BigEndian.Uint32(b[12:]) != uint32(ProcMsg) ||
+		binary.BigEndian.Uint32(b[16:]) != 0 || binary.BigEndian.Uint32(b[20:]) != 0 || binary.BigEndian.Uint32(b[24:]) != 0 {
+		return false
+	}
+	if !c.srv.disp.Quick(b[noChunksHeader:]) || !c.sq.tryAcquire(1) {
+		return false
+	}
+	s.sqHeld = 1 // released with the slot
+	c.srv.inline.Add(1)
+	return true
 }
 
 func (c *conn) postRecv(s *slot) error {
