@@ -24,7 +24,11 @@
 // Per connection: one goroutine polls the completion queues (Receives,
 // RDMA Read completions, Send completions); a bounded pool of workers (at
 // most Credits) decodes, pulls Read chunks, dispatches and posts the
-// reply; replies leave in completion order. Contexts nest server ->
+// reply; replies leave in completion order. A chunk-less RDMA_MSG call to
+// a procedure marked oncrpc.Procedure.Quick runs on the polling goroutine
+// itself, saving the hand-off, once its reply's Send has room reserved in
+// the send queue (conn.runsInline): nothing it does waits for a
+// completion. Contexts nest server ->
 // connection -> call; Shutdown drains calls in progress, then disconnects.
 //
 // # Credits
