@@ -281,18 +281,8 @@ func (c *Client) readStream() error {
 	}
 }
 
-// recordState is how far readRecord got in a record, so that the rest can
-// be skipped after an interrupted read.
-type recordState struct {
-	started bool  // a fragment header was consumed
-	left    int   // bytes of the current fragment not yet read
-	last    bool  // the current fragment is the last
-	total   int64 // bytes the fragments so far claim
-}
-
-func (st *recordState) complete() bool { return st.started && st.left == 0 && st.last }
-
-// nextFragment consumes a fragment header.
+// nextFragment consumes a fragment header. It peeks before it consumes,
+// so a read interrupted by the deadline leaves the stream in step.
 func (c *Client) nextFragment(st *recordState) error {
 	hdr, err := c.br.Peek(4)
 	if err != nil {
@@ -303,48 +293,21 @@ func (c *Client) nextFragment(st *recordState) error {
 	}
 	word := binary.BigEndian.Uint32(hdr)
 	c.br.Discard(4)
-	st.started = true
-	st.left = int(word & fragmentLenMax)
-	st.last = word&lastFragment != 0
-	st.total += int64(st.left)
-	if st.total > maxReplyRecord {
-		return &RecordTooLargeError{Claimed: st.total, Limit: maxReplyRecord}
-	}
-	return nil
+	return st.begin(word, maxReplyRecord)
 }
 
-// readRecord reads one record into buf[:0], as ReadRecord does: beyond
-// buf's capacity the buffer grows at most growStep ahead of the data that
-// arrived, so a peer claiming a huge fragment cannot make us allocate it.
-// Data goes straight from the socket into buf for reads at least as large
-// as the read buffer.
+// readRecord reads one record into buf[:0], as ReadRecord does, keeping
+// st up to date so that skipRecord can drop the rest after an interrupted
+// read. Data goes straight from the socket into buf for reads at least as
+// large as the read buffer.
 func (c *Client) readRecord(buf []byte, st *recordState) ([]byte, error) {
 	buf = buf[:0]
 	for !st.complete() {
-		if st.left == 0 {
-			if err := c.nextFragment(st); err != nil {
-				return buf, err
-			}
-			continue
+		if err := c.nextFragment(st); err != nil {
+			return buf, err
 		}
-		step := min(st.left, growStep)
-		if cap(buf)-len(buf) < step {
-			newCap := max(2*cap(buf), len(buf)+step)
-			if st.last {
-				newCap = min(newCap, len(buf)+st.left)
-			}
-			grown := make([]byte, len(buf), newCap)
-			copy(grown, buf)
-			buf = grown
-		}
-		chunk := min(st.left, cap(buf)-len(buf))
-		m, err := io.ReadFull(c.br, buf[len(buf):len(buf)+chunk])
-		buf = buf[:len(buf)+m]
-		st.left -= m
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				err = io.ErrUnexpectedEOF
-			}
+		var err error
+		if buf, err = readFragmentData(c.br, buf, st); err != nil {
 			return buf, err
 		}
 	}
