@@ -45,13 +45,9 @@ func (d *Dispatcher) Quick(msg []byte) bool {
 	if p == nil {
 		return false
 	}
-	vers, proc := binary.BigEndian.Uint32(msg[16:]), binary.BigEndian.Uint32(msg[20:])
-	for i := range p.Versions {
-		if v := &p.Versions[i]; v.Vers == vers {
-			return uint64(proc) < uint64(len(v.Procs)) && v.Procs[proc].Quick
-		}
-	}
-	return false
+	v := p.version(binary.BigEndian.Uint32(msg[16:]))
+	proc := binary.BigEndian.Uint32(msg[20:])
+	return v != nil && uint64(proc) < uint64(len(v.Procs)) && v.Procs[proc].Quick
 }
 
 // Dispatch decodes the RPC message msg into call, runs the procedure and
@@ -98,12 +94,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, msg []byte, conn *ConnInfo, c
 		reply.Head = AppendAcceptedHeader(reply.Head, hdr.XID, ProgUnavail)
 		return true
 	}
-	var version *Version
-	for i := range prog.Versions {
-		if prog.Versions[i].Vers == hdr.Vers {
-			version = &prog.Versions[i]
-		}
-	}
+	version := prog.version(hdr.Vers)
 	if version == nil {
 		low, high := prog.versionRange()
 		reply.Head = AppendProgMismatch(reply.Head, hdr.XID, low, high)

@@ -42,6 +42,16 @@ type Program struct {
 	Versions []Version
 }
 
+// version returns version vers of the program, or nil.
+func (p *Program) version(vers uint32) *Version {
+	for i := range p.Versions {
+		if p.Versions[i].Vers == vers {
+			return &p.Versions[i]
+		}
+	}
+	return nil
+}
+
 // versionRange returns the lowest and highest version numbers.
 func (p *Program) versionRange() (low, high uint32) {
 	for i, v := range p.Versions {
