@@ -157,8 +157,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 		s.mu.Unlock()
 	})
-	if p := s.splicePipes(); p != nil {
-		p.closeAll()
+	if s.cfg.SpliceReads {
+		if p := s.splicePipes(); p != nil {
+			p.closeAll()
+		}
 	}
 	return err
 }

@@ -107,8 +107,10 @@ func newTCPConn(s *Server, c net.Conn) *tcpConn {
 	}
 	tc.log = s.log.With(zap.String("transport", "tcp"), zap.Stringer("remote", tc.info.Remote))
 	var pipes *pipePool
-	if tc.raw = rawSocket(c); tc.raw != nil && s.cfg.SpliceReads {
-		pipes = s.splicePipes()
+	if s.cfg.SpliceReads {
+		if tc.raw = rawSocket(c); tc.raw != nil {
+			pipes = s.splicePipes()
+		}
 	}
 	for i := 0; i < s.cfg.MaxInFlight; i++ {
 		slot := &tcpSlot{pipes: pipes}
