@@ -71,6 +71,11 @@ func (st *exportState) build(t *exports.Table, prev *exportSet) (*exportSet, []*
 			closeEntries(set.byPath)
 			return nil, nil, fmt.Errorf("exports %s and %s have the same fsid %d", other.cfg.Path, e.Path, fsid)
 		}
+		async := asyncOf(e)
+		if async {
+			st.log.Warn("export is async: stable WRITEs and COMMIT are answered before the data reaches storage; "+
+				"data clients were told is safe is lost if this server crashes", zap.String("export", e.Path))
+		}
 		var fs vfs.FS
 		fromPrev := false
 		if prev != nil {
@@ -88,7 +93,7 @@ func (st *exportState) build(t *exports.Table, prev *exportSet) (*exportSet, []*
 				return nil, nil, fmt.Errorf("export %s: %w", e.Path, err)
 			}
 		}
-		ent := &exportEntry{cfg: e, backend: backend, reused: fromPrev, nfs: nfs.Export{FSID: fsid, Path: e.Path, FS: fs, ReadOnly: allReadOnly(e)}}
+		ent := &exportEntry{cfg: e, backend: backend, reused: fromPrev, nfs: nfs.Export{FSID: fsid, Path: e.Path, FS: fs, ReadOnly: allReadOnly(e), Async: async}}
 		set.byFSID[fsid] = ent
 		set.byPath[e.Path] = ent
 	}
@@ -111,6 +116,12 @@ func closeEntries(m map[string]*exportEntry) {
 			e.nfs.FS.Close()
 		}
 	}
+}
+
+// asyncOf is the export's async option (the parser makes every client
+// rule agree on it).
+func asyncOf(e *exports.Export) bool {
+	return len(e.Rules) > 0 && e.Rules[0].Options.Async
 }
 
 func allReadOnly(e *exports.Export) bool {

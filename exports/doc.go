@@ -7,7 +7,7 @@
 // One export per logical line, as in exports(5):
 //
 //	# comment
-//	/srv/data   10.0.0.0/8(rw,async) 192.168.1.7 *.lab.example(ro)  # trailing comment
+//	/srv/data   10.0.0.0/8(rw) 192.168.1.7 *.lab.example(ro)  # trailing comment
 //	/srv/scratch -rw,insecure,backend=mem \
 //	             127.0.0.1 ::1(ro)
 //	"/srv/with space"  *(ro)
@@ -66,8 +66,14 @@
 // (mountpoint, refer, replicas, pnfs, ...) are errors.
 //
 // The backend and the fsid select the file system and its file handles,
-// so all clients of one export must agree on them (set them in the "-opts"
+// and sync/async decides whether its writes wait for storage, so all
+// clients of one export must agree on them (set them in the "-opts"
 // defaults), and two exports may not share an fsid.
+//
+// async is knfsd's: stable WRITEs are answered with the stability the
+// client asked for and COMMIT answers OK, neither waiting for storage; the
+// daemon logs a warning for every async export at start-up and reload,
+// since data acknowledged so is lost if the server crashes.
 //
 // # Errors
 //

@@ -11,12 +11,12 @@ import (
 
 func TestMatch(t *testing.T) {
 	const file = `
-/v4   192.0.2.1(rw) 10.0.0.0/8(async) 172.16.0.0/255.240.0.0(insecure)
-/v6   2001:db8::1(rw) fd00::/64(async) 2001:db8:1::/ffff:ffff:ffff::(insecure)
-/host alpha.lab.example(rw) beta.lab.example(async) nosuch.example(insecure)
-/wild *.LAB.example(rw) node[0-9].hpc.example(async) gamma.*.example(insecure) *(no_root_squash)
+/v4   192.0.2.1(rw) 10.0.0.0/8(all_squash) 172.16.0.0/255.240.0.0(insecure)
+/v6   2001:db8::1(rw) fd00::/64(all_squash) 2001:db8:1::/ffff:ffff:ffff::(insecure)
+/host alpha.lab.example(rw) beta.lab.example(all_squash) nosuch.example(insecure)
+/wild *.LAB.example(rw) node[0-9].hpc.example(all_squash) gamma.*.example(insecure) *(no_root_squash)
 /neg  host[!a-z].lab.example
-/first 10.1.0.0/16(rw) 10.0.0.0/8(async) *(insecure)
+/first 10.1.0.0/16(rw) 10.0.0.0/8(all_squash) *(insecure)
 /star *
 `
 	cases := []struct {
@@ -78,12 +78,12 @@ func TestMatch(t *testing.T) {
 }
 
 func TestMatchFirstWinsOptions(t *testing.T) {
-	tab := mustParse(t, "/srv 10.1.0.0/16(rw) 10.0.0.0/8(async) 10.1.2.3(no_root_squash)")
+	tab := mustParse(t, "/srv 10.1.0.0/16(rw) 10.0.0.0/8(all_squash) 10.1.2.3(no_root_squash)")
 	r, ok := tab.Lookup("/srv").Match(netip.MustParseAddr("10.1.2.3"))
 	if !ok {
 		t.Fatal("no match")
 	}
-	if r.Spec != "10.1.0.0/16" || r.Options.ReadOnly || r.Options.Async || r.Options.Squash != exports.RootSquash {
+	if r.Spec != "10.1.0.0/16" || r.Options.ReadOnly || r.Options.Squash != exports.RootSquash {
 		t.Errorf("got %s(%s), want the first rule", r.Spec, r.Options.String())
 	}
 }

@@ -90,7 +90,7 @@ const (
 // client's own "(opts)".
 type Options struct {
 	ReadOnly   bool         // ro (default) / rw
-	Async      bool         // sync (default) / async
+	Async      bool         // sync (default) / async: stable WRITEs and COMMIT answered without waiting for storage (per export: every rule must agree)
 	Insecure   bool         // secure (default) / insecure
 	Squash     SquashMode   // root_squash (default) / no_root_squash / all_squash
 	AnonUID    uint32       // anonuid=N, default 65534

@@ -348,6 +348,13 @@ func (p *parser) line(t text) {
 	p.export(e, ptok.pos[0])
 }
 
+func pickSync(async bool) string {
+	if async {
+		return "async"
+	}
+	return "sync"
+}
+
 // export checks an export as a whole and adds it to the table.
 func (p *parser) export(e *Export, at lc) {
 	if prev := p.byPath[e.Path]; prev != nil {
@@ -356,8 +363,9 @@ func (p *parser) export(e *Export, at lc) {
 	}
 	p.byPath[e.Path] = e
 
-	// The backend and fsid name the file system and its file handles, so
-	// they are properties of the export: every client must agree.
+	// The backend and fsid name the file system and its file handles, and
+	// async decides whether its writes wait for storage, so they are
+	// properties of the export: every client must agree.
 	needDir := false
 	for i := range e.Rules {
 		r, r0 := &e.Rules[i], &e.Rules[0]
@@ -371,6 +379,11 @@ func (p *parser) export(e *Export, at lc) {
 			p.errorf(lcr, "set fsid= once, in the default options after the path",
 				"client %q has %s but client %q has %s; one export has one fsid",
 				r.Spec, fsidString(&r.Options), r0.Spec, fsidString(&r0.Options))
+		}
+		if r.Options.Async != r0.Options.Async {
+			p.errorf(lcr, "set sync or async once, in the default options after the path",
+				"client %q has %s but client %q has %s; gonfsrdma applies sync/async to the whole export",
+				r.Spec, pickSync(r.Options.Async), r0.Spec, pickSync(r0.Options.Async))
 		}
 		if r.Options.Backend == BackendOS {
 			needDir = true

@@ -67,10 +67,10 @@ var validCases = []struct {
 		[]string{"/mem *(ro,sync,secure,root_squash,anonuid=65534,anongid=65534,sec=sys,transports=tcp:rdma,backend=mem)"}},
 	{"ignored knfsd options", "/srv *(no_subtree_check,rw,wdelay,no_subtree_check,crossmnt,insecure_locks)",
 		[]string{"/srv *(rw,sync,secure,root_squash,anonuid=65534,anongid=65534,sec=sys,transports=tcp:rdma,backend=os) ignored=no_subtree_check,wdelay,crossmnt,insecure_locks"}},
-	{"default option list", "/srv -rw,insecure 192.0.2.1(ro) 192.0.2.2 192.0.2.3(async)", []string{
+	{"default option list", "/srv -rw,insecure 192.0.2.1(ro) 192.0.2.2 192.0.2.3(all_squash)", []string{
 		"/srv 192.0.2.1(ro,sync,insecure,root_squash,anonuid=65534,anongid=65534,sec=sys,transports=tcp:rdma,backend=os)",
 		"/srv 192.0.2.2(rw,sync,insecure,root_squash,anonuid=65534,anongid=65534,sec=sys,transports=tcp:rdma,backend=os)",
-		"/srv 192.0.2.3(rw,async,insecure,root_squash,anonuid=65534,anongid=65534,sec=sys,transports=tcp:rdma,backend=os)",
+		"/srv 192.0.2.3(rw,sync,insecure,all_squash,anonuid=65534,anongid=65534,sec=sys,transports=tcp:rdma,backend=os)",
 	}},
 	{"default backend mem", "/m -backend=mem,fsid=7 192.0.2.1(rw) 192.0.2.2", []string{
 		"/m 192.0.2.1(rw,sync,secure,root_squash,anonuid=65534,anongid=65534,fsid=7,sec=sys,transports=tcp:rdma,backend=mem)",
@@ -272,6 +272,7 @@ var errorCases = []struct {
 	{"bad escape", `/srv/a\x *`, `exports:1:7: invalid escape in export path (write a space as \040 and a backslash as \134)`},
 	{"nul escape", `/srv/a\000 *`, `exports:1:7: invalid escape "\\000" in export path`},
 	{"mixed backends", "/srv 192.0.2.1(backend=mem) 192.0.2.2", `exports:1:29: client "192.0.2.2" has backend=os but client "192.0.2.1" has backend=mem; one export has one backend (set backend= once, in the default options after the path)`},
+	{"mixed sync async", "/srv 192.0.2.1(async) 192.0.2.2", `exports:1:23: client "192.0.2.2" has sync but client "192.0.2.1" has async; gonfsrdma applies sync/async to the whole export (set sync or async once, in the default options after the path)`},
 	{"mixed fsids", "/srv 192.0.2.1(fsid=1) 192.0.2.2(fsid=2)", `exports:1:24: client "192.0.2.2" has fsid=2 but client "192.0.2.1" has fsid=1; one export has one fsid (set fsid= once, in the default options after the path)`},
 	{"fsid on one client only", "/srv 192.0.2.1(fsid=1) 192.0.2.2", `exports:1:24: client "192.0.2.2" has no fsid but client "192.0.2.1" has fsid=1; one export has one fsid (set fsid= once, in the default options after the path)`},
 	{"fsid reused", "/a *(fsid=3)\n/b *(fsid=3)", `exports:2:4: fsid=3 is already used by "/a" (exports:1:1) (each export needs its own fsid)`},

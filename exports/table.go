@@ -138,7 +138,7 @@ func Default(dir string) (*Table, error) {
 // physical line, every option spelled out:
 //
 //	/srv/data  10.0.0.0/8(rw,async,insecure,root_squash,anonuid=65534,anongid=65534,fsid=1,sec=sys,transports=tcp:rdma,backend=os) \
-//	           192.0.2.10(ro,sync,secure,root_squash,anonuid=65534,anongid=65534,fsid=1,sec=sys,transports=tcp:rdma,backend=os)
+//	           192.0.2.10(ro,async,secure,root_squash,anonuid=65534,anongid=65534,fsid=1,sec=sys,transports=tcp:rdma,backend=os)
 //
 // A trailing comment shows what a host name resolved to and the options
 // that were accepted but ignored.

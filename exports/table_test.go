@@ -93,7 +93,7 @@ func checkRoundTrip(t testing.TB, in string) {
 }
 
 func TestLookupAndGroups(t *testing.T) {
-	tab := mustParse(t, "/srv/data 10.0.0.0/8(rw) *.lab.example 10.0.0.0/8(ro) (async)\n/srv 192.0.2.1\n")
+	tab := mustParse(t, "/srv/data 10.0.0.0/8(rw) *.lab.example 10.0.0.0/8(ro) (all_squash)\n/srv 192.0.2.1\n")
 	for _, p := range []string{"/srv/data", "/srv/data/", "//srv//data", "/srv/x/../data"} {
 		if e := tab.Lookup(p); e == nil || e.Path != "/srv/data" {
 			t.Errorf("Lookup(%q) = %v", p, e)

@@ -123,6 +123,31 @@ func BenchmarkWrite1MiB(b *testing.B) {
 	}
 }
 
+// BenchmarkWriteStable64KiB is a 64 KiB overwrite at each stability
+// level a client may ask for: the cost of the sync the answer promises.
+func BenchmarkWriteStable64KiB(b *testing.B) {
+	for _, lv := range []struct {
+		name   string
+		stable wire.StableHow
+	}{{"unstable", wire.Unstable}, {"datasync", wire.DataSync}, {"filesync", wire.FileSync}} {
+		b.Run(lv.name, func(b *testing.B) {
+			fs := benchFS(b)
+			r := newRig(b, fs)
+			fh := r.mkfile(b, fs, 64<<10)
+			r.setCall(wire.ProcWrite, (&wire.WriteArgs{FH: fh, Count: 64 << 10, Stable: lv.stable, Data: make([]byte, 64<<10)}).Append(nil))
+			if st := r.status(b); st != wire.OK {
+				b.Fatalf("WRITE: %v", st)
+			}
+			b.SetBytes(64 << 10)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				r.do(b)
+			}
+		})
+	}
+}
+
 func BenchmarkGetattr(b *testing.B) {
 	fs := benchFS(b)
 	r := newRig(b, fs)

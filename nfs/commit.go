@@ -9,8 +9,9 @@ import (
 )
 
 // commit is COMMIT, RFC 1813 section 3.3.21: the whole file goes to
-// stable storage (offset and count are advisory) and the reply carries
-// the write verifier.
+// stable storage (offset and count are advisory; fsync, data and
+// metadata) and the reply carries the write verifier. On an async export
+// COMMIT answers without a sync, as knfsd does.
 func (s *Server) commit(_ context.Context, call *oncrpc.Call, reply *oncrpc.Reply) error {
 	var r xdr.Reader
 	var args wire.CommitArgs
@@ -30,11 +31,13 @@ func (s *Server) doCommit(rq *req, res *wire.CommitRes) wire.Status {
 	if st := s.openWrite(rq, "COMMIT", &res.Wcc); st != wire.OK {
 		return st
 	}
-	err := rq.fs.Commit(rq.h)
-	res.Wcc.After = rq.postOp(rq.h)
-	if err != nil {
-		return s.status("COMMIT", err)
+	if !rq.ex.Async {
+		if err := rq.fs.Commit(rq.h); err != nil {
+			res.Wcc.After = rq.postOp(rq.h)
+			return s.status("COMMIT", err)
+		}
 	}
+	res.Wcc.After = rq.postOp(rq.h)
 	res.Verf = s.verf
 	return wire.OK
 }

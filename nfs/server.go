@@ -25,6 +25,9 @@ type Export struct {
 	// ReadOnly refuses every modifying procedure with NFS3ERR_ROFS (the
 	// Authorize hook may refine it per client).
 	ReadOnly bool
+	// Async is the async export option: stable WRITEs and COMMIT are
+	// answered without waiting for storage (see "Stability" in doc.go).
+	Async bool
 }
 
 // FSIDFromPath returns a stable fsid for an export without fsid=: the

@@ -13,8 +13,15 @@ import (
 // write is WRITE, RFC 1813 section 3.3.7. The data is a sub-slice of
 // call.Args (the transport's receive or Read-chunk buffer), handed to the
 // backend without a copy. UNSTABLE writes are answered UNSTABLE;
-// DATA_SYNC and FILE_SYNC writes are synced and answered FILE_SYNC. The
-// verifier changes at every server start.
+// DATA_SYNC and FILE_SYNC writes are fsynced and answered FILE_SYNC; on
+// an async export nothing is synced and the answer is what was asked
+// (knfsd's async). The verifier changes at every server start.
+//
+// Why fsync for DATA_SYNC too: pwrite plus fdatasync and pwrite plus
+// fsync, medians of 200 on this project's machine (ext4 on virtio and
+// tmpfs), differ by less than the run-to-run noise (4 KiB overwrite on
+// ext4: 109 and 111 us; 64 KiB: 166 and 172 us; 1 MiB: 848 and 833 us),
+// so answering the stronger FILE_SYNC costs nothing measurable.
 func (s *Server) write(_ context.Context, call *oncrpc.Call, reply *oncrpc.Reply) error {
 	var r xdr.Reader
 	var args wire.WriteArgs
@@ -37,14 +44,15 @@ func (s *Server) doWrite(rq *req, args *wire.WriteArgs, res *wire.WriteRes) wire
 	if args.Offset > math.MaxInt64-uint64(len(args.Data)) {
 		return wire.ErrFBig
 	}
-	sync := args.Stable != wire.Unstable
+	sync := args.Stable != wire.Unstable && !rq.ex.Async
 	n, err := rq.fs.WriteAt(rq.h, args.Data, int64(args.Offset), sync)
 	res.Wcc.After = rq.postOp(rq.h)
 	if err != nil {
 		return s.status("WRITE", err)
 	}
 	res.Count = uint32(n)
-	res.Committed = wire.Unstable
+	// UNSTABLE, or async: what the client asked, nothing waited for.
+	res.Committed = args.Stable
 	if sync {
 		res.Committed = wire.FileSync
 	}

@@ -130,10 +130,11 @@ type FS interface {
 	// ReadAt reads into p from offset off. eof is true when the read
 	// reached the end of the file. Open files are cached across calls.
 	ReadAt(h Handle, p []byte, off int64) (n int, eof bool, err error)
-	// WriteAt writes p at offset off; with sync the data (and metadata
-	// needed to find it) is on stable storage before it returns.
+	// WriteAt writes p at offset off; with sync the data and all of the
+	// file's metadata are on stable storage before it returns (fsync(2),
+	// what RFC 1813 calls FILE_SYNC).
 	WriteAt(h Handle, p []byte, off int64, sync bool) (int, error)
-	// Commit flushes h's data to stable storage.
+	// Commit flushes h's data and metadata to stable storage.
 	Commit(h Handle) error
 	// Create makes a regular file. With exclusive, verf is stored so that
 	// a retransmitted create with the same verifier succeeds (returning
