@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/gonfsrdma/gonfsrdma/nfs/client"
 	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
@@ -122,6 +123,35 @@ func (e *Env) staleDir() ([]byte, error) {
 // badHandle is a handle no server can have issued: too short to hold even
 // an fsid.
 func badHandle() []byte { return []byte{0xff, 0x00, 0xff} }
+
+// oneOf judges got, the answer to what. The tolerant profile accepts
+// exact or any of also; the strict profile (Config.Strict) accepts only
+// exact: gonfsrdma's answer, its reading of the RFC or knfsd's where the
+// RFC leaves the choice open.
+func oneOf[T comparable](e *Env, what string, got, exact T, also ...T) error {
+	if got == exact {
+		return nil
+	}
+	if slices.Contains(also, got) {
+		if !e.Cfg.Strict {
+			return nil
+		}
+		return fmt.Errorf("%s: got %v, want %v (strict profile; the tolerant one also accepts %v)", what, got, exact, also)
+	}
+	if len(also) > 0 && !e.Cfg.Strict {
+		return fmt.Errorf("%s: got %v, want %v or one of %v", what, got, exact, also)
+	}
+	return fmt.Errorf("%s: got %v, want %v", what, got, exact)
+}
+
+// oneOfStatus is oneOf for the nfsstat3 that err carries.
+func oneOfStatus(e *Env, err error, what string, exact wire.Status, also ...wire.Status) error {
+	got := client.StatusOf(err)
+	if got == wire.ErrServerFault && err != nil {
+		return fmt.Errorf("%s: %v, want %v", what, err, exact)
+	}
+	return oneOf(e, what, got, exact, also...)
+}
 
 // wantBadHandle accepts NFS3ERR_BADHANDLE and warns on NFS3ERR_STALE.
 func wantBadHandle(err error, what string) error {

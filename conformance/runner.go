@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -56,6 +57,17 @@ type Config struct {
 	// ROExport is a second export that is read-only to this client and
 	// holds at least one regular file; "" omits the rofs tests.
 	ROExport string
+	// Strict is the profile that judges gonfsrdma itself. The default
+	// (tolerant) profile judges any server: where the RFCs allow several
+	// answers it accepts each, and an answer that is allowed but unusual
+	// is a WARN. The strict profile wants the one answer gonfsrdma gives
+	// (its reading of the RFC, knfsd's answer where the RFC leaves a
+	// choice) and turns every WARN whose code is not in AllowWarn into a
+	// FAIL.
+	Strict bool
+	// AllowWarn, under Strict, maps the codes of tests allowed to WARN to
+	// the reason why (ParseAllowList reads them from a file).
+	AllowWarn map[string]string
 }
 
 // Status is a test outcome.
@@ -293,6 +305,13 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (Summary, error) {
 			r.Status, r.Reason = Omit, reason
 		} else {
 			r.Status, r.Reason = runOne(ctx, e, t, timeout)
+			if cfg.Strict && r.Status == Warn {
+				if why, ok := cfg.AllowWarn[t.Code]; ok {
+					r.Reason += " (allowed: " + why + ")"
+				} else {
+					r.Status, r.Reason = Fail, "strict profile: a WARN not in the allow-list: "+r.Reason
+				}
+			}
 		}
 		r.Duration = time.Since(start)
 		done[t.Code] = r.Status
@@ -492,6 +511,37 @@ func setup(ctx context.Context, cfg *Config) (*Env, func(), error) {
 	}
 	e.Base = res.FH
 	return e, cleanup, nil
+}
+
+// ParseAllowList reads the strict profile's allow-list: one test code per
+// line followed by the reason it may WARN; blank lines and lines starting
+// with # are skipped. A code that is not in the table, a repeated code or
+// a code without a reason is an error.
+func ParseAllowList(r io.Reader) (map[string]string, error) {
+	known := map[string]bool{}
+	for _, t := range Tests() {
+		known[t.Code] = true
+	}
+	out := map[string]string{}
+	sc := bufio.NewScanner(r)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		code, why, _ := strings.Cut(line, " ")
+		why = strings.TrimSpace(why)
+		switch {
+		case !known[code]:
+			return nil, fmt.Errorf("conformance: allow-list line %d: no test %q", n, code)
+		case why == "":
+			return nil, fmt.Errorf("conformance: allow-list line %d: %s has no reason", n, code)
+		case out[code] != "":
+			return nil, fmt.Errorf("conformance: allow-list line %d: %s listed twice", n, code)
+		}
+		out[code] = why
+	}
+	return out, sc.Err()
 }
 
 // rmTree removes dir/name and everything below it; a missing name is fine.

@@ -99,9 +99,37 @@ func TestSuiteRDMAFabric(t *testing.T) {
 	})
 }
 
+// strictAllowFile lists the tests allowed to WARN when the strict
+// profile judges gonfsrdma, each with its reason.
+const strictAllowFile = "strict-allow.txt"
+
+func loadAllowList(t *testing.T) map[string]string {
+	t.Helper()
+	f, err := os.Open(strictAllowFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	allow, err := ParseAllowList(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return allow
+}
+
+// runSuite runs the whole table against d with the strict profile: the
+// exact answers gonfsrdma gives, and a WARN fails unless strict-allow.txt
+// lists its code.
 func runSuite(t *testing.T, d *daemon.Daemon, export string, pmPort int, base Config) {
-	t.Logf("== conformance suite against an in-process gonfsrdma, NFS over %s", base.Transport)
+	allow := loadAllowList(t)
+	t.Logf("== conformance suite (strict profile) against an in-process gonfsrdma, NFS over %s", base.Transport)
+	t.Logf("== allow-list %s: %d entries", strictAllowFile, len(allow))
+	for code, why := range allow {
+		t.Logf("   %s: %s", code, why)
+	}
 	cfg := Config{
+		Strict:      true,
+		AllowWarn:   allow,
 		Server:      "127.0.0.1",
 		Export:      export,
 		Transport:   base.Transport,
@@ -132,6 +160,48 @@ func runSuite(t *testing.T, d *daemon.Daemon, export string, pmPort int, base Co
 	if sum.Passed+sum.Failed+sum.Warned+sum.Omitted != len(Tests()) {
 		t.Errorf("summary counts %d tests, the table has %d", len(sum.Results), len(Tests()))
 	}
+	if sum.Omitted != 0 && base.Transport == "rdma" {
+		t.Errorf("%d tests omitted: the RDMA run has every dialer and must run the whole table", sum.Omitted)
+	}
+	for _, r := range sum.Results {
+		if _, ok := allow[r.Code]; ok && r.Status != Warn {
+			t.Logf("allow-list entry %s did not WARN over %s (%v)", r.Code, base.Transport, r.Status)
+		}
+	}
+}
+
+// TestStrictProfile checks the profile machinery: a WARN outside the
+// allow-list fails, one inside stays a WARN with its reason, and a
+// tolerant answer that is not gonfsrdma's fails the strict profile only.
+func TestStrictProfile(t *testing.T) {
+	strict := &Env{Cfg: &Config{Strict: true}}
+	tolerant := &Env{Cfg: &Config{}}
+	if err := oneOf(tolerant, "x", 2, 1, 2); err != nil {
+		t.Errorf("tolerant profile refused an answer in its set: %v", err)
+	}
+	if err := oneOf(strict, "x", 2, 1, 2); err == nil {
+		t.Error("strict profile took an answer other than the exact one")
+	}
+	if err := oneOf(strict, "x", 1, 1, 2); err != nil {
+		t.Errorf("strict profile refused the exact answer: %v", err)
+	}
+	if err := oneOf(tolerant, "x", 3, 1, 2); err == nil {
+		t.Error("tolerant profile took an answer outside its set")
+	}
+	if _, err := ParseAllowList(strings.NewReader("RPC1\n")); err == nil {
+		t.Error("an allow-list entry without a reason was accepted")
+	}
+	if _, err := ParseAllowList(strings.NewReader("NOSUCH1 a reason\n")); err == nil {
+		t.Error("an allow-list entry for an unknown code was accepted")
+	}
+	if _, err := ParseAllowList(strings.NewReader("RPC1 a\nRPC1 b\n")); err == nil {
+		t.Error("a repeated allow-list entry was accepted")
+	}
+	m, err := ParseAllowList(strings.NewReader("# comment\n\nRPC1  the reason here\n"))
+	if err != nil || m["RPC1"] != "the reason here" || len(m) != 1 {
+		t.Errorf("ParseAllowList = %v, %v", m, err)
+	}
+	loadAllowList(t) // the checked-in file parses
 }
 
 // TestTable checks the static table: unique codes, descriptions, and

@@ -11,6 +11,9 @@ import (
 
 // rename is RENAME, RFC 1813 section 3.3.14. Both directories must be in
 // one export (else NFS3ERR_XDEV); handles of renamed files stay valid.
+// An empty, "." or ".." name on either side is NFS3ERR_PERM, knfsd's
+// answer (the RFC names none), checked after each directory's access and
+// read-only checks and before the export comparison, in knfsd's order.
 func (s *Server) rename(_ context.Context, call *oncrpc.Call, reply *oncrpc.Reply) error {
 	var r xdr.Reader
 	var args wire.RenameArgs
@@ -23,6 +26,8 @@ func (s *Server) rename(_ context.Context, call *oncrpc.Call, reply *oncrpc.Repl
 	return nil
 }
 
+func badRenameName(name string) bool { return name == "" || isDotName(name) }
+
 func (s *Server) doRename(call *oncrpc.Call, args *wire.RenameArgs, res *wire.RenameRes) wire.Status {
 	var from, to req
 	var fromDir, toDir vfs.Attr
@@ -31,6 +36,9 @@ func (s *Server) doRename(call *oncrpc.Call, args *wire.RenameArgs, res *wire.Re
 	}
 	if st := s.beginDirChange(call, "RENAME", args.To.Dir, args.To.Name, &to, &toDir, &res.ToWcc); st != wire.OK {
 		return st
+	}
+	if badRenameName(args.From.Name) || badRenameName(args.To.Name) {
+		return wire.ErrPerm
 	}
 	if from.ex != to.ex {
 		return wire.ErrXDev

@@ -33,6 +33,8 @@ func conformanceCommand() *cli.Command {
 			&cli.BoolFlag{Name: "maketree", Usage: "remove and recreate the base tree " + conformance.BaseTree + " in the export"},
 			&cli.BoolFlag{Name: "showflags", Usage: "list the test flags and exit"},
 			&cli.BoolFlag{Name: "showcodes", Usage: "list the test codes and exit"},
+			&cli.BoolFlag{Name: "strict", Usage: "judge the server as gonfsrdma: its exact answers, and a WARN fails unless --allow-warn lists it"},
+			&cli.StringFlag{Name: "allow-warn", Usage: "with --strict, the tests allowed to WARN, one `FILE` line each: CODE reason (conformance/strict-allow.txt)"},
 			&cli.StringFlag{Name: "json", Usage: "write the results as JSON to `FILE`"},
 			&cli.StringFlag{Name: "junit", Usage: "write the results as JUnit XML to `FILE`"},
 			&cli.UintFlag{Name: "uid", Value: uint(os.Geteuid()), Usage: "AUTH_SYS uid"},
@@ -69,6 +71,21 @@ func conformanceCommand() *cli.Command {
 				UID:         uint32(c.Uint("uid")),
 				GID:         uint32(c.Uint("gid")),
 				Select:      c.Args().Tail(),
+				Strict:      c.Bool("strict"),
+			}
+			if path := c.String("allow-warn"); path != "" {
+				if !cfg.Strict {
+					return errors.New("conformance: --allow-warn needs --strict")
+				}
+				f, err := os.Open(path)
+				if err != nil {
+					return fmt.Errorf("conformance: %w", err)
+				}
+				cfg.AllowWarn, err = conformance.ParseAllowList(f)
+				f.Close()
+				if err != nil {
+					return err
+				}
 			}
 			if cfg.Transport == "rdma" {
 				p, err := verbs.NewRDMAProvider()

@@ -148,6 +148,19 @@ const (
 	FileSync StableHow = 2
 )
 
+// String is the RFC's name of s.
+func (s StableHow) String() string {
+	switch s {
+	case Unstable:
+		return "UNSTABLE"
+	case DataSync:
+		return "DATA_SYNC"
+	case FileSync:
+		return "FILE_SYNC"
+	}
+	return fmt.Sprintf("stable_how(%d)", uint32(s))
+}
+
 // CreateMode is createmode3, RFC 1813 section 3.3.8.
 type CreateMode uint32
 
