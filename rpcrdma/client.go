@@ -5,14 +5,18 @@
 // Buffer ownership: the client registers one Receive buffer and one Send
 // buffer per credit (recvMR, sendMR) and, lazily per call slot, an "out"
 // region the server RDMA-Reads Read chunks from and an "in" region it
-// RDMA-Writes Write and Reply chunks into. A slot belongs to one Call from
-// credit acquisition until the reply has been consumed and the Send has
-// completed; the server may touch its regions only during that time. A
-// Receive buffer belongs to the provider while posted, to the Call that
-// the reply matched while it is decoded, and is re-posted right after.
-// Results are copied out, so callers own what Call returns. Every region
-// is deregistered by Close after the queue pair is closed and no Call is
-// still running.
+// RDMA-Writes Write and Reply chunks into. The regions carry no remote
+// access of their own: a call exposes the part it advertises through a
+// memory window bound for that call only, with a fresh rkey, and
+// invalidated (by the server's Send-With-Invalidate or by a local
+// invalidate whose completion is awaited) before the reply is decoded and
+// before the slot is reused (client_keys.go). A slot belongs to one Call
+// from credit acquisition until the reply has been consumed, the Send has
+// completed and its windows are invalidated. A Receive buffer belongs to
+// the provider while posted, to the Call that the reply matched while it
+// is decoded, and is re-posted right after. Results are copied out, so
+// callers own what Call returns. Every region and window is released by
+// Close after the queue pair is closed and no Call is still running.
 
 package rpcrdma
 
@@ -44,8 +48,9 @@ type ClientConfig struct {
 	// MaxPayload caps the Write chunk offered for a READ payload, as the
 	// Linux client's rsize does (default 1 MiB).
 	MaxPayload int
-	// RemoteInvalidate offers Send-With-Invalidate; chunk regions are then
-	// re-registered after the server invalidates them.
+	// RemoteInvalidate offers Send-With-Invalidate (RFC 8797 section 4.3):
+	// a server that uses it invalidates the call's window with its reply,
+	// which saves the local invalidate.
 	RemoteInvalidate bool
 	// Cred is the default credential (AUTH_NONE when zero).
 	Cred oncrpc.OpaqueAuth
@@ -97,7 +102,7 @@ type Client struct {
 
 	closeOnce sync.Once
 
-	invalidated atomic.Int64 // replies that arrived by Send-With-Invalidate
+	stats clientCounters
 }
 
 type cslot struct {
@@ -105,9 +110,10 @@ type cslot struct {
 	send      []byte
 	sendOff   int
 	in, out   *verbs.MR
+	keys      slotKeys
 	hdr       Header
 	rd        xdr.Reader
-	wr        [1]verbs.SendWR
+	wr        [3]verbs.SendWR // up to two window binds, then the Send
 	sge       [1]verbs.SGE
 	sent      chan verbs.WCStatus
 	reply     chan creply
@@ -121,6 +127,7 @@ type cslot struct {
 type creply struct {
 	idx, n      int
 	invalidated bool
+	invRKey     uint32 // the rkey a Send-With-Invalidate invalidated
 	err         error
 }
 
@@ -166,7 +173,7 @@ func Dial(ctx context.Context, provider verbs.Provider, addr string, cfg ClientC
 	}
 	priv := PrivateData{RemoteInvalidate: cfg.RemoteInvalidate, SendSize: cfg.InlineSend, RecvSize: cfg.InlineRecv}.Append(nil)
 	vc, err := provider.Dial(ctx, addr, verbs.ConnParams{
-		Config:      verbs.Config{MaxSendWR: 2*n + 8, MaxRecvWR: n, MaxSendSGE: 1, MaxRecvSGE: 1},
+		Config:      verbs.Config{MaxSendWR: 5*n + 8, MaxRecvWR: n, MaxSendSGE: 1, MaxRecvSGE: 1},
 		PrivateData: priv, InitiatorDepth: 0, ResponderResources: 16,
 		LocalAddr: cfg.LocalAddr,
 		// As the Linux client (xprtrdma): transport retries 6, so a lost
@@ -197,6 +204,7 @@ func Dial(ctx context.Context, provider verbs.Provider, addr string, cfg ClientC
 			idx: i, send: c.sendMR.Slice(i*c.sendMax, c.sendMax), sendOff: i * c.sendMax,
 			sent: make(chan verbs.WCStatus, 1), reply: make(chan creply, 1),
 		}
+		s.keys.invDone = make(chan verbs.WCStatus, 1)
 		c.slots[i] = s
 		c.free <- s
 	}
@@ -232,7 +240,7 @@ func (c *Client) run() {
 	for xid, s := range c.pending {
 		delete(c.pending, xid)
 		if s.abandoned {
-			c.freeSlot(s)
+			c.freeDeadSlot(s)
 			continue
 		}
 		s.reply <- creply{err: fmt.Errorf("%w: %v", ErrClosed, err)}
@@ -269,15 +277,18 @@ func (c *Client) complete(wc *verbs.Completion) {
 		case abandoned:
 			c.repost(i)
 			c.noteGrant(buf[:wc.ByteLen])
-			c.freeSlot(s)
+			c.noteRemoteInvalidate(s, wc.Invalidated, wc.InvalidatedRKey)
+			c.releaseAbandoned(s)
 		default:
-			s.reply <- creply{idx: i, n: int(wc.ByteLen), invalidated: wc.Invalidated}
+			s.reply <- creply{idx: i, n: int(wc.ByteLen), invalidated: wc.Invalidated, invRKey: wc.InvalidatedRKey}
 		}
 	case wrSend:
 		select {
 		case c.slots[i].sent <- wc.Status:
 		default:
 		}
+	case wrLocalInv:
+		c.localInvDone(c.slots[i], wc.Status)
 	}
 }
 
@@ -320,6 +331,7 @@ func (c *Client) Close() error {
 			if s.out != nil {
 				s.out.Deregister()
 			}
+			s.keys.free()
 		}
 	})
 	return nil
@@ -352,6 +364,7 @@ func (c *Client) CallWith(ctx context.Context, cc *oncrpc.ClientCall, opts *Call
 	xid := c.xid.Add(1)
 	hdr, msgLen, err := c.marshal(s, xid, cc, opts)
 	if err != nil {
+		s.keys.disarm()
 		c.freeSlot(s)
 		return nil, err
 	}
@@ -397,28 +410,17 @@ func (c *Client) acquire(ctx context.Context) (*cslot, error) {
 	}
 }
 
-// finish re-posts the reply's Receive and frees the slot.
+// finish re-posts the reply's Receive, makes sure no window of the call
+// is still bound and frees the slot.
 func (c *Client) finish(s *cslot, r creply) {
 	c.repost(r.idx)
-	if r.invalidated {
-		c.invalidated.Add(1)
-		// The server invalidated our rkey: register fresh regions.
-		c.dropRegions(s)
-	}
+	c.invalidateWindows(s, r)
 	c.freeSlot(s)
 }
 
-func (c *Client) dropRegions(s *cslot) {
-	if s.in != nil {
-		s.in.Deregister()
-		s.in = nil
-	}
-	if s.out != nil {
-		s.out.Deregister()
-		s.out = nil
-	}
-}
-
+// region returns the slot's region *m, (re)registering it when it is
+// missing or smaller than size. Regions have no remote access of their
+// own; windows expose them (AccessMWBind).
 func (c *Client) region(m **verbs.MR, size int) (*verbs.MR, error) {
 	if *m != nil && (*m).Len() >= size {
 		return *m, nil
@@ -427,16 +429,18 @@ func (c *Client) region(m **verbs.MR, size int) (*verbs.MR, error) {
 		(*m).Deregister()
 		*m = nil
 	}
-	r, err := c.vc.Register(size, verbs.AccessLocalWrite|verbs.AccessRemoteRead|verbs.AccessRemoteWrite)
+	r, err := c.vc.Register(size, verbs.AccessLocalWrite|verbs.AccessMWBind)
 	if err != nil {
 		return nil, err
 	}
+	c.stats.registrations.Add(1)
 	*m = r
 	return r, nil
 }
 
-func segOf(m *verbs.MR, off, n int) Segment {
-	return Segment{Handle: m.RKey(), Length: uint32(n), Offset: m.Addr() + uint64(off)}
+// segOf is the segment for n bytes at off of m, reached through rkey.
+func segOf(m *verbs.MR, rkey uint32, off, n int) Segment {
+	return Segment{Handle: rkey, Length: uint32(n), Offset: m.Addr() + uint64(off)}
 }
 
 // marshal builds the transport header and inline message in the slot's
@@ -479,9 +483,13 @@ func (c *Client) marshal(s *cslot, xid uint32, cc *oncrpc.ClientCall, opts *Call
 		inSize += c.cfg.MaxRecord
 	}
 	var in *verbs.MR
+	var inKey uint32
 	if inSize > 0 {
 		var err error
 		if in, err = c.region(&s.in, inSize); err != nil {
+			return 0, 0, err
+		}
+		if inKey, err = c.prepareWindow(&s.keys.in); err != nil {
 			return 0, 0, err
 		}
 	}
@@ -491,7 +499,7 @@ func (c *Client) marshal(s *cslot, xid uint32, cc *oncrpc.ClientCall, opts *Call
 			if n < 0 || inOff+n > in.Len() {
 				return nil, errors.New("rpcrdma: chunk larger than the client's region")
 			}
-			s.segs = append(s.segs, segOf(in, inOff, n))
+			s.segs = append(s.segs, segOf(in, inKey, inOff, n))
 			inOff += n
 		}
 		return Chunk(s.segs[start:len(s.segs):len(s.segs)]), nil
@@ -523,6 +531,10 @@ func (c *Client) marshal(s *cslot, xid uint32, cc *oncrpc.ClientCall, opts *Call
 		}
 		hh.ReplyChunk, hh.HasReply = ch, true
 	}
+	if in != nil {
+		// Expose exactly the advertised bytes, writable, for this call.
+		s.keys.in.arm(in, inKey, segsEnd(in, s.segs), verbs.AccessRemoteWrite)
+	}
 	// Call side.
 	s.rsegs = s.rsegs[:0]
 	hdrLen := len(hh.Append(s.send[:0]))
@@ -540,8 +552,13 @@ func (c *Client) marshal(s *cslot, xid uint32, cc *oncrpc.ClientCall, opts *Call
 		if err != nil {
 			return 0, 0, err
 		}
+		outKey, err := c.prepareWindow(&s.keys.out)
+		if err != nil {
+			return 0, 0, err
+		}
 		copy(out.Bytes(), cc.Payload)
-		s.rsegs = append(s.rsegs, ReadSegment{Position: uint32(pos), Segment: segOf(out, 0, len(cc.Payload))})
+		s.keys.out.arm(out, outKey, len(cc.Payload), verbs.AccessRemoteRead)
+		s.rsegs = append(s.rsegs, ReadSegment{Position: uint32(pos), Segment: segOf(out, outKey, 0, len(cc.Payload))})
 		hh.ReadList = s.rsegs
 		b := hh.Append(s.send[:0])
 		b = append(b, s.buf...) // no payload, no pad
@@ -552,12 +569,17 @@ func (c *Client) marshal(s *cslot, xid uint32, cc *oncrpc.ClientCall, opts *Call
 		if err != nil {
 			return 0, 0, err
 		}
+		outKey, err := c.prepareWindow(&s.keys.out)
+		if err != nil {
+			return 0, 0, err
+		}
 		b := append(out.Bytes()[:0], s.buf...)
 		if cc.Payload != nil {
 			b = xdr.AppendFixedOpaque(b, cc.Payload)
 		}
 		b = append(b, cc.Tail...)
-		s.rsegs = append(s.rsegs, ReadSegment{Position: 0, Segment: segOf(out, 0, len(b))})
+		s.keys.out.arm(out, outKey, len(b), verbs.AccessRemoteRead)
+		s.rsegs = append(s.rsegs, ReadSegment{Position: 0, Segment: segOf(out, outKey, 0, len(b))})
 		hh.ReadList = s.rsegs
 		hh.Proc = ProcNoMsg
 		return len(hh.Append(s.send[:0])), 0, nil
@@ -578,11 +600,18 @@ func (c *Client) roundTrip(ctx context.Context, s *cslot, xid uint32, n, _ int) 
 	s.abandoned = false
 	c.mu.Unlock()
 	s.sge[0] = c.sendMR.SGE(s.sendOff, n)
-	s.wr[0] = verbs.SendWR{ID: sendWRID(wrSend, s.idx), Opcode: verbs.OpSend, SGL: s.sge[:], Signaled: true}
+	// The binds of the call's windows go first on the send queue, so they
+	// take effect before the server sees the Send that names their rkeys.
+	wrs := c.appendBinds(s, s.wr[:0])
+	wrs = append(wrs, verbs.SendWR{ID: sendWRID(wrSend, s.idx), Opcode: verbs.OpSend, SGL: s.sge[:], Signaled: true})
 	c.postMu.Lock()
 	err := errDead
 	if !c.dead {
-		err = c.vc.PostSend(s.wr[:])
+		if err = c.vc.PostSend(wrs); err != nil {
+			// Some binds may have been posted without the Send: a
+			// binding no call will end. Kill the connection.
+			c.vc.Disconnect()
+		}
 	}
 	c.postMu.Unlock()
 	if err != nil {
@@ -591,7 +620,7 @@ func (c *Client) roundTrip(ctx context.Context, s *cslot, xid uint32, n, _ int) 
 		delete(c.pending, xid)
 		c.mu.Unlock()
 		if still {
-			c.freeSlot(s)
+			c.freeDeadSlot(s)
 		}
 		return creply{}, fmt.Errorf("%w: %v", ErrClosed, err)
 	}
@@ -603,9 +632,11 @@ func (c *Client) roundTrip(ctx context.Context, s *cslot, xid uint32, n, _ int) 
 	select {
 	case r := <-s.reply:
 		if r.err != nil {
-			c.freeSlot(s)
+			c.freeDeadSlot(s)
 			return creply{}, r.err
 		}
+		// No window of the call stays usable while its reply is decoded.
+		c.invalidateWindows(s, r)
 		return r, nil
 	case <-ctx.Done():
 		c.mu.Lock()
@@ -621,7 +652,7 @@ func (c *Client) roundTrip(ctx context.Context, s *cslot, xid uint32, n, _ int) 
 		if r.err == nil {
 			c.finish(s, r)
 		} else {
-			c.freeSlot(s)
+			c.freeDeadSlot(s)
 		}
 		return creply{}, ctx.Err()
 	}
@@ -675,7 +706,9 @@ func (c *Client) decodeReply(s *cslot, r creply) (msg, payload []byte, err error
 }
 
 // Buffer is client memory registered for hand-built chunks: the server
-// may RDMA Read and Write it.
+// may RDMA Read and Write it, through the MR's own rkey, for as long as it
+// is registered. It exists for conformance tests that build chunk lists by
+// hand; Call never uses it.
 type Buffer struct{ mr *verbs.MR }
 
 // RegisterBuffer registers size bytes for RoundTripRaw chunks.
@@ -691,7 +724,7 @@ func (c *Client) RegisterBuffer(size int) (*Buffer, error) {
 func (b *Buffer) Bytes() []byte { return b.mr.Bytes() }
 
 // Segment describes n bytes at off for a chunk list.
-func (b *Buffer) Segment(off, n int) Segment { return segOf(b.mr, off, n) }
+func (b *Buffer) Segment(off, n int) Segment { return segOf(b.mr, b.mr.RKey(), off, n) }
 
 // Close deregisters the buffer; call it after Client.Close or once no
 // call names it.

@@ -80,7 +80,11 @@
 //   - Every MR of a connection is deregistered by teardown after Conn.Close
 //     has returned every posted buffer, so the fabric's Stats return to
 //     zero after each connection.
-//   - Client: a slot's regions may be touched by the server from the call's
-//     Send until its reply arrives; a call whose context ends first leaves
-//     its slot to the completion loop, which frees it when the reply comes.
+//   - Client: a slot's regions have no remote access of their own; a call
+//     exposes what it advertises through memory windows bound with fresh
+//     rkeys before its Send and invalidated (Send-With-Invalidate from the
+//     server, else a local invalidate whose completion is awaited) before
+//     its reply is decoded and before the slot is reused (client_keys.go).
+//     A call whose context ends first leaves its slot to the completion
+//     loop, which invalidates and frees it when the reply comes.
 package rpcrdma

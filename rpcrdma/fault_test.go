@@ -232,14 +232,14 @@ func TestSendWithInvalidate(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := c.invalidated.Load(); got != 6 {
+	if got := c.Stats().RemoteInvalidations; got != 6 {
 		t.Fatalf("%d replies by Send-With-Invalidate, want 6", got)
 	}
 	// Inline calls carry no rkey: plain Send.
 	if _, err := c.Call(ctx, &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procNull}); err != nil {
 		t.Fatal(err)
 	}
-	if got := c.invalidated.Load(); got != 6 {
+	if got := c.Stats().RemoteInvalidations; got != 6 {
 		t.Fatalf("inline reply invalidated something (%d)", got)
 	}
 	// Without the client's consent the server never invalidates.
@@ -247,7 +247,7 @@ func TestSendWithInvalidate(t *testing.T) {
 	if _, err := c2.Call(ctx, &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procRead, Args: readArgs(50000, 1), ReplyPayloadMax: 50000}); err != nil {
 		t.Fatal(err)
 	}
-	if c2.invalidated.Load() != 0 {
+	if c2.Stats().RemoteInvalidations != 0 {
 		t.Fatal("invalidated without consent")
 	}
 }

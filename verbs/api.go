@@ -162,6 +162,10 @@ type Conn interface {
 	// them in this connection's protection domain (ibv_reg_mr) with the
 	// given access. The MR outlives the Conn and must be Deregistered.
 	Register(size int, access Access) (*MR, error)
+	// AllocWindow allocates a type 2 memory window in this connection's
+	// protection domain (ibv_alloc_mw). It starts unbound; see Window.
+	// Like an MR it outlives the Conn and must be Freed.
+	AllocWindow() (*Window, error)
 
 	// PostRecv posts a chain of Receive WRs (ibv_post_recv). Allowed
 	// before the connection is established.

@@ -242,6 +242,11 @@ var conformanceCases = []conformanceCase{
 	{"SendWithInvalidate", true, testSendWithInvalidate},
 	{"DisconnectFlushes", false, testDisconnectFlushes},
 	{"ConcurrentPosting", false, testConcurrentPosting},
+	{"WindowLocalInvalidate", false, testWindowLocalInvalidate},
+	{"WindowRemoteInvalidate", false, testWindowRemoteInvalidate},
+	{"WindowRebind", false, testWindowRebind},
+	{"WindowBounds", false, testWindowBounds},
+	{"MRWithoutRemoteAccess", false, testMRWithoutRemoteAccess},
 }
 
 func runConformance(t *testing.T, mk func(t *testing.T) *env) {

@@ -49,6 +49,10 @@ func (o WCOpcode) String() string {
 		return "IBV_WC_RDMA_READ"
 	case WCRecv:
 		return "IBV_WC_RECV"
+	case WCBindMW:
+		return "IBV_WC_BIND_MW"
+	case WCLocalInv:
+		return "IBV_WC_LOCAL_INV"
 	}
 	return "IBV_WC_OPCODE(" + itoa(int(o)) + ")"
 }

@@ -41,7 +41,10 @@
 //     on the same QP (or by a flush).
 //   - A region whose rkey was given to the peer may be read or written by
 //     the peer until the upper protocol says it is done with it (reply
-//     sent, or rkey invalidated).
+//     sent, or rkey invalidated). To limit that to one use, register the
+//     region with AccessMWBind and no remote access, and expose it through
+//     a memory window (Conn.AllocWindow, OpBindMW, OpLocalInv; see
+//     Window): its rkey is dead once the invalidation completes.
 //   - An MR may be Deregistered only when no posted WR names it and the
 //     peer no longer uses its rkey; slices into it are invalid after.
 //     MRs outlive their Conn: Close does not deregister them (each must be

@@ -24,6 +24,8 @@ import (
 //   - send-queue WRs execute in order on a per-Conn goroutine, so RDMA
 //     Writes land before a following Send;
 //   - Send-With-Invalidate invalidates the named rkey on the receiver;
+//   - type 2 memory windows (AllocWindow, OpBindMW, OpLocalInv) grant
+//     access to a range of an MR only while bound, with the binding's rkey;
 //   - a QP in error flushes every outstanding WR with IBV_WC_WR_FLUSH_ERR.
 //     Any error completion also disconnects the peer, as the Linux ULPs do
 //     on their first error completion.
@@ -39,12 +41,15 @@ type Fabric struct {
 	plan    atomic.Pointer[planState]
 	corrupt atomic.Int64
 
-	nListeners  atomic.Int64
-	nConns      atomic.Int64
-	nMRs        atomic.Int64
-	mrBytes     atomic.Int64
-	postedRecvs atomic.Int64
-	postedSends atomic.Int64
+	nListeners     atomic.Int64
+	nConns         atomic.Int64
+	nMRs           atomic.Int64
+	nWindows       atomic.Int64
+	nBinds         atomic.Int64
+	nInvalidations atomic.Int64
+	mrBytes        atomic.Int64
+	postedRecvs    atomic.Int64
+	postedSends    atomic.Int64
 }
 
 var _ Provider = (*Fabric)(nil)
@@ -100,6 +105,13 @@ type FabricStats struct {
 	MRBytes     int64 // bytes in those regions
 	PostedRecvs int   // Receive WRs posted and not yet completed
 	PostedSends int   // send-queue WRs posted and not yet completed
+	Windows     int   // allocated, not yet Freed memory windows
+}
+
+// WindowOps counts, since NewFabric, the window binds executed and the
+// bindings invalidated (by OpLocalInv or a peer's Send-With-Invalidate).
+func (f *Fabric) WindowOps() (binds, invalidations int64) {
+	return f.nBinds.Load(), f.nInvalidations.Load()
 }
 
 // Stats returns the current counts.
@@ -111,6 +123,7 @@ func (f *Fabric) Stats() FabricStats {
 		MRBytes:     f.mrBytes.Load(),
 		PostedRecvs: int(f.postedRecvs.Load()),
 		PostedSends: int(f.postedSends.Load()),
+		Windows:     int(f.nWindows.Load()),
 	}
 }
 

@@ -36,6 +36,7 @@ type sendEntry struct {
 	raddr    uint64
 	rkey     uint32
 	invRKey  uint32
+	bind     WindowBind
 	sgl      []SGE
 }
 
@@ -64,6 +65,7 @@ type fabConn struct {
 	err      error
 	peerPriv []byte
 	mrs      map[uint32]*MR
+	windows  map[uint32]*Window
 
 	sq               []sendEntry // ring, len MaxSendWR
 	sqHead, sqLen    int
@@ -91,6 +93,7 @@ func (f *Fabric) newConn(l *link, side int, cfg Config, local, remote string) *f
 		workerDone: make(chan struct{}),
 		done:       make(chan struct{}),
 		mrs:        make(map[uint32]*MR),
+		windows:    make(map[uint32]*Window),
 		sq:         make([]sendEntry, cfg.MaxSendWR),
 		rq:         make([]recvEntry, cfg.MaxRecvWR),
 		sendDepth:  cfg.sendCQDepth(),
@@ -243,7 +246,11 @@ func (c *fabConn) PostSend(wrs []SendWR) error {
 			return ErrInvalidWR
 		}
 		switch w.Opcode {
-		case OpSend, OpSendWithInv, OpRDMAWrite, OpRDMARead:
+		case OpSend, OpSendWithInv, OpRDMAWrite, OpRDMARead, OpLocalInv:
+		case OpBindMW:
+			if w.Bind.Window == nil || w.Bind.MR == nil {
+				return ErrInvalidWR
+			}
 		default:
 			return ErrInvalidWR
 		}
@@ -252,7 +259,7 @@ func (c *fabConn) PostSend(wrs []SendWR) error {
 		w := &wrs[i]
 		e := &c.sq[(c.sqHead+c.sqLen)%len(c.sq)]
 		e.id, e.op, e.signaled = w.ID, w.Opcode, w.Signaled
-		e.raddr, e.rkey, e.invRKey = w.RemoteAddr, w.RKey, w.InvalidateRKey
+		e.raddr, e.rkey, e.invRKey, e.bind = w.RemoteAddr, w.RKey, w.InvalidateRKey, w.Bind
 		e.sgl = append(e.sgl[:0], w.SGL...)
 		c.sqLen++
 		c.sqUsed++
@@ -427,6 +434,10 @@ func sendWCOpcode(op WROpcode) WCOpcode {
 		return WCRDMAWrite
 	case OpRDMARead:
 		return WCRDMARead
+	case OpBindMW:
+		return WCBindMW
+	case OpLocalInv:
+		return WCLocalInv
 	}
 	return WCSend
 }

@@ -86,6 +86,10 @@ func (c *fabConn) exec(e *sendEntry) {
 		c.execWrite(e, p)
 	case OpRDMARead:
 		c.execRead(e, p)
+	case OpBindMW:
+		c.execBind(e)
+	case OpLocalInv:
+		c.execLocalInv(e)
 	}
 }
 
@@ -139,11 +143,7 @@ func (c *fabConn) remoteSeg(p *fabConn, e *sendEntry, n uint32, need Access) ([]
 	if c.fab.takeCorrupt() {
 		rkey ^= 0xff // turns the key into an lkey-shaped value: never a valid rkey
 	}
-	m := p.mrByKey(rkey, true)
-	if m == nil || m.access&need == 0 {
-		return nil, false
-	}
-	return m.bytesAt(e.raddr, n)
+	return p.remoteBytes(rkey, e.raddr, n, need)
 }
 
 // execSend: IBV_WR_SEND / IBV_WR_SEND_WITH_INV consume the peer's next
@@ -179,10 +179,13 @@ func (c *fabConn) execSend(e *sendEntry, p *fabConn) {
 		return
 	}
 	var inv *MR
+	var invWin *Window
 	if e.op == OpSendWithInv {
 		if inv = p.mrByKey(e.invRKey, true); inv == nil {
-			recvFail(WCLocAccessErr, WCRemInvReqErr)
-			return
+			if invWin = p.windowByKey(e.invRKey); invWin == nil {
+				recvFail(WCLocAccessErr, WCRemInvReqErr)
+				return
+			}
 		}
 	}
 	// Copy the gather list into the scatter list.
@@ -202,6 +205,11 @@ func (c *fabConn) execSend(e *sendEntry, p *fabConn) {
 	wc := Completion{WRID: r.id, Status: WCSuccess, Opcode: WCRecv, Recv: true, ByteLen: total}
 	if inv != nil {
 		inv.invalidated = true
+	}
+	if invWin != nil {
+		p.unbind(invWin)
+	}
+	if inv != nil || invWin != nil {
 		wc.Invalidated, wc.InvalidatedRKey = true, e.invRKey
 	}
 	p.pushCQE(wc)

@@ -446,7 +446,11 @@ func (c *rdmaConn) PostSend(wrs []SendWR) error {
 			return ErrInvalidWR
 		}
 		switch w.Opcode {
-		case OpSend, OpSendWithInv, OpRDMAWrite, OpRDMARead:
+		case OpSend, OpSendWithInv, OpRDMAWrite, OpRDMARead, OpLocalInv:
+		case OpBindMW:
+			if !validBind(&w.Bind) {
+				return ErrInvalidWR
+			}
 		default:
 			return ErrInvalidWR
 		}
@@ -472,6 +476,10 @@ func (c *rdmaConn) PostSend(wrs []SendWR) error {
 			}
 			x.num_sge = C.uint32_t(len(w.SGL))
 			x.sge_off = C.uint32_t(off)
+			x.mw, x.mr, x.bind_len, x.bind_access = nil, nil, 0, 0
+			if w.Opcode == OpBindMW {
+				fillBind(x, &w.Bind)
+			}
 			off += copy(sges[off:], w.SGL)
 		}
 		if rc := C.shim_post_send(c.qp, c.sendWRs, C.int(n), c.sges, c.bad); rc != 0 {

@@ -23,13 +23,18 @@
 
 struct shim_send_wr {
 	uint64_t wr_id;
-	uint64_t remote_addr;
-	uint32_t rkey;
+	uint64_t remote_addr; /* RDMA Read/Write target, or the bind address */
+	uint32_t rkey;        /* RDMA Read/Write rkey, or the window's new rkey */
 	uint32_t inv_rkey;
 	uint32_t opcode;
 	uint32_t flags;
 	uint32_t num_sge;
 	uint32_t sge_off;
+	/* IBV_WR_BIND_MW only */
+	struct ibv_mw *mw;
+	struct ibv_mr *mr;
+	uint64_t bind_len;
+	uint32_t bind_access;
 };
 
 struct shim_recv_wr {
@@ -91,7 +96,16 @@ static int shim_post_send(struct ibv_qp *qp, struct shim_send_wr *w, int n, stru
 			wrs[i].wr.rdma.rkey = w[i].rkey;
 			break;
 		case IBV_WR_SEND_WITH_INV:
+		case IBV_WR_LOCAL_INV:
 			wrs[i].invalidate_rkey = w[i].inv_rkey;
+			break;
+		case IBV_WR_BIND_MW:
+			wrs[i].bind_mw.mw = w[i].mw;
+			wrs[i].bind_mw.rkey = w[i].rkey;
+			wrs[i].bind_mw.bind_info.mr = w[i].mr;
+			wrs[i].bind_mw.bind_info.addr = w[i].remote_addr;
+			wrs[i].bind_mw.bind_info.length = w[i].bind_len;
+			wrs[i].bind_mw.bind_info.mw_access_flags = w[i].bind_access;
 			break;
 		}
 		wrs[i].next = i + 1 < n ? &wrs[i + 1] : NULL;

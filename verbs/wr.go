@@ -38,6 +38,10 @@ func (o WROpcode) String() string {
 		return "RDMA_READ"
 	case OpSendWithInv:
 		return "SEND_WITH_INV"
+	case OpLocalInv:
+		return "LOCAL_INV"
+	case OpBindMW:
+		return "BIND_MW"
 	}
 	return "WR_OPCODE(" + itoa(int(o)) + ")"
 }
@@ -59,8 +63,11 @@ type SendWR struct {
 	// RemoteAddr and RKey name the peer's memory for RDMA Read/Write.
 	RemoteAddr uint64
 	RKey       uint32
-	// InvalidateRKey is the peer's rkey that OpSendWithInv invalidates.
+	// InvalidateRKey is the peer's rkey that OpSendWithInv invalidates,
+	// or this side's window rkey that OpLocalInv invalidates.
 	InvalidateRKey uint32
+	// Bind is the window binding of an OpBindMW (see Window).
+	Bind WindowBind
 }
 
 // RecvWR is a Receive work request (struct ibv_recv_wr). An incoming Send
