@@ -1,0 +1,298 @@
+package adversary
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// caller is one AUTH_SYS identity an attacker sends.
+type caller struct {
+	name     string
+	uid, gid uint32
+	gids     []uint32
+}
+
+// sixteen is the longest gid list AUTH_SYS allows (RFC 5531 appendix A).
+var sixteen = func() []uint32 {
+	g := make([]uint32, 16)
+	for i := range g {
+		g[i] = 2000 + uint32(i)
+	}
+	return g
+}()
+
+var callers = []caller{
+	{"root", 0, 0, []uint32{0}},
+	{"user-invalid-in-gids", userUID, userGID, []uint32{invalid}},
+	{"nobody", nobody, nobody, nil},
+	{"user-nogids", userUID, userGID, nil},
+	{"user-16gids", userUID, userGID, sixteen},
+	{"user-gid0-in-gids", userUID, userGID, []uint32{0}},
+	{"user-gid0", userUID, 0, nil},
+}
+
+// squashRule is what an export's squash options make of a caller's ids:
+// exports(5) for 0, and issue 11 for ids no user can have (0xffffffff),
+// which map to the anonymous ids under every option.
+type squashRule struct {
+	option, export   string
+	all, root        bool
+	anonUID, anonGID uint32
+}
+
+// squashRules are the rw exports of e with their squash options.
+func (e *env) squashRules() []squashRule {
+	return []squashRule{
+		{option: "root_squash", export: e.exp, root: true, anonUID: nobody, anonGID: nobody},
+		{option: "no_root_squash", export: e.nrs, anonUID: nobody, anonGID: nobody},
+		{option: "all_squash", export: e.anon, all: true, anonUID: anonUID, anonGID: anonGID},
+	}
+}
+
+func (r squashRule) ids(c caller) (uint32, uint32) {
+	if r.all {
+		return r.anonUID, r.anonGID
+	}
+	uid, gid := c.uid, c.gid
+	if uid == invalid || (r.root && uid == 0) {
+		uid = r.anonUID
+	}
+	if gid == invalid || (r.root && gid == 0) {
+		gid = r.anonGID
+	}
+	return uid, gid
+}
+
+// creator is one procedure that makes a new object by name.
+type creator struct {
+	name string
+	do   func(c *Conn, dir []byte, name string) ([]byte, Status, error)
+}
+
+var creators = []creator{
+	{"CREATE", func(c *Conn, dir []byte, name string) ([]byte, Status, error) {
+		fh, st, err := c.Create(dir, name, Guarded, Mode(0o6777))
+		if err == nil && st == OK {
+			// Data written after the create must not change who owns it.
+			st, err = c.Write(fh, 0, []byte("payload"))
+		}
+		return fh, st, err
+	}},
+	{"MKDIR", func(c *Conn, dir []byte, name string) ([]byte, Status, error) {
+		return c.Mkdir(dir, name, Mode(0o7777))
+	}},
+	{"SYMLINK", func(c *Conn, dir []byte, name string) ([]byte, Status, error) {
+		return c.Symlink(dir, name, "target", Sattr{})
+	}},
+	{"MKNOD", func(c *Conn, dir []byte, name string) ([]byte, Status, error) {
+		return c.MknodFIFO(dir, name, Mode(0o6777))
+	}},
+}
+
+// TestIdentities sends the identities of issue 11 (uid and gid 0,
+// 0xffffffff, 65534, gid lists of 0 and 16 entries, gid 0 in the list)
+// through each squash option and checks who owns what they create on
+// disk, then the ownership and mode rules the kernel enforces for a
+// caller: chown, chmod of setuid/setgid bits, setgid directories, suid
+// clearing on write, and the sticky bit.
+func TestIdentities(t *testing.T) {
+	runAttacks(t, newEnv(t, nil), identityAttacks)
+}
+
+func identityOwner(t *testing.T, e *env) {
+	for _, r := range e.squashRules() {
+		root := e.root(r.export)
+		for _, id := range callers {
+			c := e.dial(attackerIP, Sys(id.uid, id.gid, id.gids...))
+			for _, op := range creators {
+				t.Run(r.option+"/"+id.name+"/"+op.name, func(t *testing.T) {
+					name := fmt.Sprintf("%s-%s", id.name, op.name)
+					_, st, err := op.do(c, root, name)
+					wantOK(t, op.name, st, err)
+					wantUID, wantGID := r.ids(id)
+					got := lstat(t, filepath.Join(r.export, name))
+					if got.uid != wantUID || got.gid != wantGID {
+						t.Errorf("%s as %d:%d on %s: on disk %v, want owner %d:%d", op.name, id.uid, id.gid, r.option, got, wantUID, wantGID)
+					}
+					if (got.uid == 0 && wantUID != 0) || (got.gid == 0 && wantGID != 0) {
+						t.Errorf("a squashed caller made a root-owned object: %v", got)
+					}
+				})
+			}
+		}
+	}
+}
+
+// A credential AUTH_SYS does not allow is refused before anything
+// happens: 17 gids, a 256-byte machine name.
+func identityBadcred(t *testing.T, e *env) {
+	root := e.root(e.exp)
+	for _, bc := range []struct {
+		name string
+		cred Cred
+	}{
+		{"17gids", Sys(userUID, userGID, append(append([]uint32(nil), sixteen...), 2016)...)},
+		{"longmachine", Cred{Flavor: AuthSys, Machine: strings.Repeat("m", 256), UID: userUID, GID: userGID}},
+		{"truncated", Cred{Flavor: AuthSys, Raw: truncatedSys()}},
+	} {
+		t.Run(bc.name, func(t *testing.T) {
+			c := e.dial(attackerIP, bc.cred)
+			_, st, err := c.Create(root, "badcred-"+bc.name, Guarded, Mode(0o644))
+			var re *RPCError
+			if !errors.As(err, &re) || !re.Denied || re.AuthStat != AuthBadCred {
+				t.Errorf("CREATE with a bad credential: %v, %v; want AUTH_BADCRED", st, err)
+			}
+			if d := lstat(t, filepath.Join(e.exp, "badcred-"+bc.name)); d.exists {
+				t.Errorf("a refused credential created a file: %v", d)
+			}
+		})
+	}
+}
+
+// gid 0 is root's group: root_squash maps it wherever it appears, so
+// a group-0-writable directory refuses; no_root_squash keeps it.
+func identityGroup0(t *testing.T, e *env) {
+	for _, r := range e.squashRules()[:2] {
+		mkdirOwned(t, filepath.Join(r.export, "g0"), 0, 0, 0o770)
+		dir := lookupPath(t, e.dial(attackerIP, Sys(0, 0)), e.root(r.export), "g0")
+		for _, id := range []caller{{"user-gid0-in-gids", userUID, userGID, []uint32{0}}, {"user-gid0", userUID, 0, nil}} {
+			t.Run(r.option+"/"+id.name, func(t *testing.T) {
+				c := e.dial(attackerIP, Sys(id.uid, id.gid, id.gids...))
+				name := "f-" + id.name
+				_, st, err := c.Create(dir, name, Guarded, Mode(0o644))
+				got := lstat(t, filepath.Join(r.export, "g0", name))
+				if r.root {
+					if !refused(st, err) || got.exists {
+						t.Errorf("CREATE in a root:root 0770 dir as %d:%d%v under root_squash: %v, %v, on disk %v; want ACCES and nothing", id.uid, id.gid, id.gids, st, err, got)
+					}
+					return
+				}
+				wantOK(t, "CREATE", st, err)
+				if got.uid != userUID || got.gid != id.gid {
+					t.Errorf("on disk %v, want %d:%d", got, userUID, id.gid)
+				}
+			})
+		}
+	}
+}
+
+func identityChown(t *testing.T, e *env) {
+	root := e.root(e.exp)
+	c := e.dial(attackerIP, Sys(userUID, userGID, 2000))
+	fh, st, err := c.Create(root, "mine", Guarded, Mode(0o644))
+	wantOK(t, "CREATE", st, err)
+	p := filepath.Join(e.exp, "mine")
+	for _, a := range []struct {
+		name string
+		sa   Sattr
+	}{
+		{"uid0", Sattr{SetUID: true, UID: 0}},
+		{"gid0", Sattr{SetGID: true, GID: 0}},
+		{"uidinvalid", Sattr{SetUID: true, UID: invalid}},
+		{"othergroup", Sattr{SetGID: true, GID: 3000}},
+	} {
+		st, err := c.Setattr(fh, a.sa)
+		if got := lstat(t, p); got.uid != userUID || got.gid != userGID {
+			t.Errorf("SETATTR %s by the owner: %v, %v; on disk %v, want %d:%d", a.name, st, err, got, userUID, userGID)
+		}
+		if st != ErrPerm || err != nil {
+			t.Errorf("SETATTR %s: %v, %v; want PERM", a.name, st, err)
+		}
+	}
+	// A group the caller is in is the one chown a user may do.
+	st, err = c.Setattr(fh, Sattr{SetGID: true, GID: 2000})
+	wantOK(t, "SETATTR gid to a supplementary group", st, err)
+	if got := lstat(t, p); got.gid != 2000 {
+		t.Errorf("chgrp to a member group: on disk %v", got)
+	}
+	// CREATE may carry owner attributes; they cannot give the file away
+	// to root.
+	_, st, err = c.Create(root, "giveaway", Guarded, Sattr{SetMode: true, Mode: 0o6755, SetUID: true, UID: 0, SetGID: true, GID: 0})
+	if got := lstat(t, filepath.Join(e.exp, "giveaway")); got.exists && (got.uid == 0 || got.gid == 0) {
+		t.Errorf("CREATE with sattr uid 0 gid 0 by uid %d: %v, %v; on disk %v", userUID, st, err, got)
+	}
+	// Not the owner: no chmod.
+	writeFile(t, filepath.Join(e.exp, "roots"), "root", 0, 0, 0o644)
+	rfh := lookupPath(t, c, root, "roots")
+	st, err = c.Setattr(rfh, Mode(0o4777))
+	if got := lstat(t, filepath.Join(e.exp, "roots")); got.mode != 0o644 || st != ErrPerm {
+		t.Errorf("SETATTR mode 4777 of root's file by uid %d: %v, %v; on disk %v, want PERM and 0644", userUID, st, err, got)
+	}
+}
+
+// The read-only all_squash export refuses every change from every
+// identity; the disk stays as it was.
+func identityReadonly(t *testing.T, e *env) {
+	f := filepath.Join(e.exp2, "f")
+	writeFile(t, f, "read-only data", 0, 0, 0o666)
+	must(t, os.Mkdir(filepath.Join(e.exp2, "d"), 0o777))
+	before := lstat(t, f)
+	root := e.root(e.exp2)
+	for _, id := range callers {
+		c := e.dial(attackerIP, Sys(id.uid, id.gid, id.gids...))
+		fh := lookupPath(t, c, root, "f")
+		data, st, err := c.Read(fh, 0, 100)
+		if err != nil || st != OK || string(data) != "read-only data" {
+			t.Errorf("READ as %s on the ro export: %q, %v, %v", id.name, data, st, err)
+		}
+		var changes []string
+		note := func(what string, st Status, err error) {
+			if !refused(st, err) {
+				changes = append(changes, what)
+			}
+		}
+		st, err = c.Write(fh, 0, []byte("XX"))
+		note("WRITE", st, err)
+		st, err = c.Setattr(fh, Mode(0o777))
+		note("SETATTR", st, err)
+		_, st, err = c.Create(root, "new", Unchecked, Mode(0o644))
+		note("CREATE", st, err)
+		_, st, err = c.Mkdir(root, "newdir", Mode(0o755))
+		note("MKDIR", st, err)
+		st, err = c.Rename(root, "f", root, "g")
+		note("RENAME", st, err)
+		st, err = c.Link(fh, root, "h")
+		note("LINK", st, err)
+		st, err = c.Rmdir(root, "d")
+		note("RMDIR", st, err)
+		st, err = c.Remove(root, "f")
+		note("REMOVE", st, err)
+		if len(changes) > 0 {
+			t.Errorf("as %s the ro export allowed %v", id.name, changes)
+		}
+	}
+	ents, err := os.ReadDir(e.exp2)
+	must(t, err)
+	var names []string
+	for _, de := range ents {
+		names = append(names, de.Name())
+	}
+	if strings.Join(names, ",") != "d,f" {
+		t.Errorf("the ro export now holds %v, want [d f]", names)
+	}
+	if after := lstat(t, f); after != before {
+		t.Errorf("the ro export's file changed: %v, was %v", after, before)
+	}
+	if b, _ := os.ReadFile(f); string(b) != "read-only data" {
+		t.Errorf("the ro export's file holds %q", b)
+	}
+}
+
+// identityAttacks are the subtests of TestIdentities, in order.
+var identityAttacks = []attack[*env]{
+	{"owner", identityOwner},
+	{"badcred", identityBadcred},
+	{"group0", identityGroup0},
+	{"chown", identityChown},
+	{"readonly", identityReadonly},
+}
+
+// truncatedSys is an authsys_parms cut inside its machine name.
+func truncatedSys() []byte {
+	c := Sys(userUID, userGID)
+	return c.body()[:10]
+}
