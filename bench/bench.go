@@ -169,8 +169,14 @@ type Phase struct {
 	Seconds   float64 `json:"seconds"`
 	MiBps     float64 `json:"mib_per_s,omitempty"`
 	OpsPerSec float64 `json:"ops_per_s"`
-	// MeanLatencyUs is the mean time a call was outstanding.
+	// MeanLatencyUs is the mean time a call was outstanding: from the
+	// call to its decoded reply, without the client's checks after it.
 	MeanLatencyUs float64 `json:"mean_latency_us"`
+	// MeanVerifyUs is the mean time per op the client spent checking
+	// READ data against the pattern, after the call and outside
+	// MeanLatencyUs (zero for phases that read nothing). Wall-clock
+	// rates include it.
+	MeanVerifyUs float64 `json:"mean_verify_us"`
 	// ServerCPUSeconds is the server's user+system CPU during the phase,
 	// or -1 without Config.ServerCPU.
 	ServerCPUSeconds float64 `json:"server_cpu_s"`
@@ -408,6 +414,7 @@ func parallel(ctx context.Context, n int, work func(ctx context.Context, worker 
 // meter counts progress and prints the status line.
 type meter struct {
 	ops, bytes, busy atomic.Int64 // busy: summed call latency in ns
+	verify           atomic.Int64 // summed client verify time in ns
 	stop             chan struct{}
 	done             chan struct{}
 }
@@ -468,11 +475,13 @@ func (m *meter) finish(ph *Phase) {
 	ph.Ops, ph.Bytes = m.ops.Load(), m.bytes.Load()
 	if ph.Ops > 0 {
 		ph.MeanLatencyUs = float64(m.busy.Load()) / float64(ph.Ops) / 1e3
+		ph.MeanVerifyUs = float64(m.verify.Load()) / float64(ph.Ops) / 1e3
 	}
 }
 
-func (m *meter) add(bytes int64, since time.Time) {
-	m.busy.Add(int64(time.Since(since)))
+// add counts one op of bytes whose call took lat.
+func (m *meter) add(bytes int64, lat time.Duration) {
+	m.busy.Add(int64(lat))
 	m.bytes.Add(bytes)
 	m.ops.Add(1)
 }

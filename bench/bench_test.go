@@ -132,8 +132,13 @@ func TestRunAgainstDaemon(t *testing.T) {
 	}
 	for _, p := range res.Phases {
 		w := want[p.Name]
-		if p.Ops < w[0] || p.Bytes != w[1] || p.Seconds <= 0 || p.OpsPerSec <= 0 || p.ServerCPUSeconds < 0 {
-			t.Errorf("phase %+v: want >= %d ops, %d bytes, positive rates", p, w[0], w[1])
+		if p.Ops < w[0] || p.Bytes != w[1] || p.Seconds <= 0 || p.OpsPerSec <= 0 || p.ServerCPUSeconds < 0 || p.MeanLatencyUs <= 0 {
+			t.Errorf("phase %+v: want >= %d ops, %d bytes, positive rates and latency", p, w[0], w[1])
+		}
+		// Verify time is measured apart from call latency, in the
+		// phases that read data and only there.
+		if reads := p.Name == PhaseRead || p.Name == PhaseRandRead; reads != (p.MeanVerifyUs > 0) {
+			t.Errorf("phase %s: mean verify %.3f µs", p.Name, p.MeanVerifyUs)
 		}
 	}
 	if !bytes.Contains(progress.Bytes(), []byte("\rseq-read")) {

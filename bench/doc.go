@@ -7,7 +7,9 @@
 // Every byte read back is checked against a deterministic pattern derived
 // from a per-run seed and the file offset (Fill, Verify): a server that
 // returns wrong or stale data fails the run with a *VerifyError instead of
-// scoring well.
+// scoring well. The check's time is measured apart (Phase.MeanVerifyUs):
+// a call's latency (Phase.MeanLatencyUs) runs from the call to its decoded
+// reply and leaves the client's verification out.
 //
 // Queue depth is the number of calls outstanding at once on the single
 // connection; the oncrpc and rpcrdma clients match replies by XID.

@@ -17,9 +17,12 @@ func WriteTable(w io.Writer, r *Result) error {
 		r.Server, r.Transport, FormatSize(r.Size), FormatSize(int64(r.Block)), r.QD,
 		FormatSize(int64(r.RandBlock)), r.RandQD, r.Files, r.Seed)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "phase\tops\tseconds\tMiB/s\tops/s\tmean lat µs\tsrv CPU s\tCPU s/GiB\tCPU µs/op\t")
+	fmt.Fprintln(tw, "phase\tops\tseconds\tMiB/s\tops/s\tmean lat µs\tverify µs\tsrv CPU s\tCPU s/GiB\tCPU µs/op\t")
 	for _, p := range r.Phases {
-		mib, perGiB, perOp, cpu := "-", "-", "-", "-"
+		mib, perGiB, perOp, cpu, verify := "-", "-", "-", "-", "-"
+		if p.MeanVerifyUs > 0 {
+			verify = fmt.Sprintf("%.0f", p.MeanVerifyUs)
+		}
 		if p.Bytes > 0 {
 			mib = fmt.Sprintf("%.1f", p.MiBps)
 		}
@@ -30,8 +33,8 @@ func WriteTable(w io.Writer, r *Result) error {
 			}
 			perOp = fmt.Sprintf("%.1f", p.CPUPerOpUs)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%s\t%.0f\t%.0f\t%s\t%s\t%s\t\n",
-			p.Name, p.Ops, p.Seconds, mib, p.OpsPerSec, p.MeanLatencyUs, cpu, perGiB, perOp)
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%s\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t\n",
+			p.Name, p.Ops, p.Seconds, mib, p.OpsPerSec, p.MeanLatencyUs, verify, cpu, perGiB, perOp)
 	}
 	return tw.Flush()
 }

@@ -68,6 +68,7 @@ func (s *session) seqWrite(ctx context.Context, ph *Phase) error {
 			for len(b) > 0 {
 				t := time.Now()
 				res, err := s.nfs.Write(ctx, s.file, uint64(off), b, wire.Unstable)
+				lat := time.Since(t)
 				if err != nil {
 					return fmt.Errorf("WRITE at %d: %w", off, err)
 				}
@@ -77,7 +78,7 @@ func (s *session) seqWrite(ctx context.Context, ph *Phase) error {
 				if res.Count == 0 || int(res.Count) > len(b) {
 					return fmt.Errorf("WRITE at %d: server wrote %d of %d bytes", off, res.Count, len(b))
 				}
-				m.add(int64(res.Count), t)
+				m.add(int64(res.Count), lat)
 				off += int64(res.Count)
 				b = b[res.Count:]
 			}
@@ -108,6 +109,7 @@ func (s *session) readAt(ctx context.Context, m *meter, pat *Pattern, off int64,
 	for n > 0 {
 		t := time.Now()
 		res, err := s.nfs.ReadInto(ctx, s.file, uint64(off), uint32(n), buf)
+		lat := time.Since(t)
 		if err != nil {
 			return fmt.Errorf("READ at %d: %w", off, err)
 		}
@@ -115,10 +117,12 @@ func (s *session) readAt(ctx context.Context, m *meter, pat *Pattern, off int64,
 		if got > n || (got == 0 && n > 0) {
 			return fmt.Errorf("READ at %d: asked for %d bytes, got %d (eof %v)", off, n, got, res.EOF)
 		}
+		vt := time.Now()
 		if err := pat.Verify(uint64(off), res.Data); err != nil {
 			return err
 		}
-		m.add(int64(got), t)
+		m.verify.Add(int64(time.Since(vt)))
+		m.add(int64(got), lat)
 		off += int64(got)
 		n -= got
 	}
@@ -190,7 +194,7 @@ func (s *session) files(ctx context.Context, ph *Phase, op func(ctx context.Cont
 			if err := op(ctx, fileName(i)); err != nil {
 				return err
 			}
-			m.add(0, t)
+			m.add(0, time.Since(t))
 		}
 	})
 }

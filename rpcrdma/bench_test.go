@@ -5,14 +5,17 @@ import (
 	"testing"
 
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	"github.com/gonfsrdma/gonfsrdma/verbs"
 	"github.com/gonfsrdma/gonfsrdma/xdr"
 )
 
 // The benchmarks run client and server over the software fabric in one
-// process, so allocs/op counts both sides. copies/B is the number of
-// bytes the server copied per payload byte served: the handler's one copy
-// into the registered payload buffer (the "file read") plus whatever the
-// transport copied (Stats.CopiedBytes).
+// process, so allocs/op counts both sides. Every figure is counted over
+// the timed calls: copies/B is the bytes the server side copied per
+// payload byte, the handler's copies into the payload buffer (the "file
+// read", bulkCopied) plus the transport's (Stats.CopiedBytes); wire/B is
+// the bytes the fabric moved (Sends, RDMA Writes and Reads, both
+// directions, Fabric.Moved) per payload byte.
 
 func benchCall(b *testing.B, cc *oncrpc.ClientCall, payload int) {
 	e := newEnv(b, Config{})
@@ -24,7 +27,11 @@ func benchCall(b *testing.B, cc *oncrpc.ClientCall, payload int) {
 			b.Fatal(err)
 		}
 	}
-	before := e.srv.Stats().CopiedBytes
+	before, handlerBefore := e.srv.Stats().CopiedBytes, bulkCopied.Load()
+	var movedBefore verbs.FabricMoved
+	if e.fab != nil {
+		movedBefore = e.fab.Moved()
+	}
 	b.ReportAllocs()
 	if payload > 0 {
 		b.SetBytes(int64(payload))
@@ -37,12 +44,14 @@ func benchCall(b *testing.B, cc *oncrpc.ClientCall, payload int) {
 	}
 	b.StopTimer()
 	if payload > 0 {
-		copied := float64(e.srv.Stats().CopiedBytes - before)
-		handler := 0.0
-		if cc.Proc == procBulkRd {
-			handler = 1 // the handler's copy into the payload buffer
+		per := float64(b.N) * float64(payload)
+		copied := e.srv.Stats().CopiedBytes - before + bulkCopied.Load() - handlerBefore
+		b.ReportMetric(float64(copied)/per, "copies/B")
+		if e.fab != nil {
+			m := e.fab.Moved()
+			moved := m.Send + m.Write + m.Read - movedBefore.Send - movedBefore.Write - movedBefore.Read
+			b.ReportMetric(float64(moved)/per, "wire/B")
 		}
-		b.ReportMetric(handler+copied/float64(b.N)/float64(payload), "copies/B")
 	}
 }
 

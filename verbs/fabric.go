@@ -50,6 +50,8 @@ type Fabric struct {
 	mrBytes        atomic.Int64
 	postedRecvs    atomic.Int64
 	postedSends    atomic.Int64
+
+	movedSend, movedWrite, movedRead atomic.Int64
 }
 
 var _ Provider = (*Fabric)(nil)
@@ -125,6 +127,21 @@ func (f *Fabric) Stats() FabricStats {
 		PostedSends: int(f.postedSends.Load()),
 		Windows:     int(f.nWindows.Load()),
 	}
+}
+
+// FabricMoved counts the bytes the fabric has moved between registered
+// buffers since it was made, by operation: what a NIC would DMA. The
+// benchmarks divide it by the payload to show how often each payload
+// byte crossed the wire.
+type FabricMoved struct {
+	Send  int64 // Send and Send-with-Invalidate payloads placed in Receives
+	Write int64 // RDMA Write
+	Read  int64 // RDMA Read
+}
+
+// Moved returns the byte counts so far.
+func (f *Fabric) Moved() FabricMoved {
+	return FabricMoved{Send: f.movedSend.Load(), Write: f.movedWrite.Load(), Read: f.movedRead.Load()}
 }
 
 // Listen implements Provider.

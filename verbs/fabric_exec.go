@@ -202,6 +202,7 @@ func (c *fabConn) execSend(e *sendEntry, p *fabConn) {
 			}
 		}
 	}
+	c.fab.movedSend.Add(int64(total))
 	wc := Completion{WRID: r.id, Status: WCSuccess, Opcode: WCRecv, Recv: true, ByteLen: total}
 	if inv != nil {
 		inv.invalidated = true
@@ -232,6 +233,7 @@ func (c *fabConn) execWrite(e *sendEntry, p *fabConn) {
 		src, _ := c.localSeg(s, false)
 		dst = dst[copy(dst, src):]
 	}
+	c.fab.movedWrite.Add(int64(total))
 	c.finishSend(e, WCSuccess, 0)
 }
 
@@ -251,5 +253,6 @@ func (c *fabConn) execRead(e *sendEntry, p *fabConn) {
 		dst, _ := c.localSeg(s, true)
 		src = src[copy(dst, src):]
 	}
+	c.fab.movedRead.Add(int64(total))
 	c.finishSend(e, WCSuccess, total)
 }
