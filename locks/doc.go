@@ -21,7 +21,8 @@
 //     told through Config.Granted).
 //
 // A file may have a Backing (the OS backend's open file description
-// locks): every change the table makes for an owner is mirrored on it
+// locks, opened through the Opener a call passes): every change the table
+// makes for an owner is mirrored on it
 // while the table's mutex is held, and a backing that refuses (another
 // process on the server host holds a conflicting lock) makes the request
 // conflict. Waiters refused only by the backing are retried by Poll.

@@ -18,10 +18,10 @@ const (
 // Share records s on file name unless another owner's reservation denies
 // the access s wants or wants access s denies; an owner's second SHARE
 // replaces its first. It returns Granted, Denied or NoLocks.
-func (t *Table) Share(name string, s Share) (Status, error) {
+func (t *Table) Share(name string, s Share, open Opener) (Status, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	f, err := t.get(name, true)
+	f, err := t.get(name, true, open)
 	if err != nil {
 		return Denied, err
 	}

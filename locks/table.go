@@ -72,8 +72,9 @@ type Backing interface {
 	// locks on the range as the table does. ok is false when someone
 	// outside the table holds a conflicting lock.
 	Lock(l Lock) (ok bool, err error)
-	// Unlock releases owner's locks on [start, end].
-	Unlock(owner Owner, start, end int64) error
+	// Unlock releases owner's locks on [start, end]; last says the owner
+	// holds nothing on the file any more.
+	Unlock(owner Owner, start, end int64, last bool) error
 	// Test returns a lock held outside the table that conflicts with l.
 	Test(l Lock) (conflict Lock, found bool, err error)
 	// Close releases every lock the backing holds.
@@ -98,11 +99,6 @@ type Config struct {
 	// MaxLocks bounds locks + waiters + shares in the table; 0 means
 	// 1<<16.
 	MaxLocks int
-	// Open returns the Backing of file, nil when the file's storage
-	// cannot hold locks itself (then the table is the only holder). It
-	// is called with the table's mutex held when a file gets its first
-	// lock. nil Open means no backings.
-	Open func(file string) (Backing, error)
 	// Granted is told of every waiter the table grants, in grant order,
 	// after the mutex is released. Required when blocking requests are
 	// used.
@@ -134,16 +130,22 @@ func New(cfg Config) *Table {
 	return &Table{cfg: cfg, files: make(map[string]*file)}
 }
 
+// Opener returns the Backing of a file, nil when the file's storage
+// cannot hold locks itself (then the table is the only holder). The table
+// calls it with its mutex held when a file gets its first entry, and for
+// a Test of a file it holds nothing on. A nil Opener means no backing.
+type Opener func() (Backing, error)
+
 // get returns file's entry, creating it (and opening its backing) when
-// create is set.
-func (t *Table) get(name string, create bool) (*file, error) {
+// open is not nil.
+func (t *Table) get(name string, create bool, open Opener) (*file, error) {
 	f := t.files[name]
 	if f != nil || !create {
 		return f, nil
 	}
 	f = &file{}
-	if t.cfg.Open != nil {
-		b, err := t.cfg.Open(name)
+	if open != nil {
+		b, err := open()
 		if err != nil {
 			return nil, err
 		}
@@ -177,7 +179,7 @@ func (f *file) conflict(l *Lock) (Lock, bool) {
 
 // Test reports a lock that would conflict with l: one in the table, or
 // one the file's backing knows of (held outside the table).
-func (t *Table) Test(name string, l Lock) (Lock, bool, error) {
+func (t *Table) Test(name string, l Lock, open Opener) (Lock, bool, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	f := t.files[name]
@@ -186,7 +188,7 @@ func (t *Table) Test(name string, l Lock) (Lock, bool, error) {
 			return c, true, nil
 		}
 	}
-	b, temporary, err := t.backingFor(name, f)
+	b, temporary, err := backingFor(f, open)
 	if err != nil || b == nil {
 		return Lock{}, false, err
 	}
@@ -202,14 +204,14 @@ func (t *Table) Test(name string, l Lock) (Lock, bool, error) {
 
 // backingFor returns f's backing, or a temporary one for a file the
 // table holds nothing on.
-func (t *Table) backingFor(name string, f *file) (Backing, bool, error) {
+func backingFor(f *file, open Opener) (Backing, bool, error) {
 	if f != nil {
 		return f.backing, false, nil
 	}
-	if t.cfg.Open == nil {
+	if open == nil {
 		return nil, false, nil
 	}
-	b, err := t.cfg.Open(name)
+	b, err := open()
 	return b, true, err
 }
 
@@ -219,10 +221,10 @@ func (t *Table) backingFor(name string, f *file) (Backing, bool, error) {
 // request equal to one already queued (same owner, type and range) is
 // Blocked again without queueing twice. The conflicting lock is zero when
 // the holder is outside the table.
-func (t *Table) Lock(name string, l Lock, block bool, cookie any) (Status, Lock, error) {
+func (t *Table) Lock(name string, l Lock, block bool, cookie any, open Opener) (Status, Lock, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	f, err := t.get(name, true)
+	f, err := t.get(name, true, open)
 	if err != nil {
 		return Denied, Lock{}, err
 	}
@@ -288,7 +290,7 @@ func (t *Table) unlock(name string, owner Owner, start, end int64) ([]*Waiter, e
 	next := remove(f.locks, owner, start, end)
 	var err error
 	if f.backing != nil {
-		if e := f.backing.Unlock(owner, start, end); e != nil {
+		if e := f.backing.Unlock(owner, start, end, !holds(next, owner)); e != nil {
 			err = errors.Join(ErrBacking, e)
 		}
 	}
@@ -390,15 +392,19 @@ func (t *Table) release(fileMatch func(string) bool, ownerMatch func(Owner) bool
 			continue
 		}
 		locks := f.locks[:0]
+		gone := map[Owner]bool{}
 		for _, l := range f.locks {
 			if ownerMatch(l.Owner) {
-				if f.backing != nil {
-					f.backing.Unlock(l.Owner, l.Start, l.End)
-				}
+				gone[l.Owner] = true
 				n++
 				continue
 			}
 			locks = append(locks, l)
+		}
+		if f.backing != nil {
+			for o := range gone {
+				f.backing.Unlock(o, 0, MaxOffset, true)
+			}
 		}
 		clear(f.locks[len(locks):])
 		f.locks = locks
@@ -428,6 +434,16 @@ func (t *Table) release(fileMatch func(string) bool, ownerMatch func(Owner) bool
 	t.mu.Unlock()
 	t.notify(granted)
 	return n
+}
+
+// holds reports whether owner has a lock in locks.
+func holds(locks []Lock, owner Owner) bool {
+	for i := range locks {
+		if locks[i].Owner == owner {
+			return true
+		}
+	}
+	return false
 }
 
 // recount recomputes count from the files (after bulk changes).

@@ -19,7 +19,7 @@ func lk(o Owner, excl bool, start, end int64) Lock {
 
 func mustLock(t *testing.T, tb *Table, l Lock, want Status) Lock {
 	t.Helper()
-	st, c, err := tb.Lock("f", l, false, nil)
+	st, c, err := tb.Lock("f", l, false, nil, nil)
 	if err != nil || st != want {
 		t.Fatalf("Lock(%+v) = %v, %v; want %v", l, st, err, want)
 	}
@@ -94,10 +94,10 @@ func TestConflictsAndUpgradeDenied(t *testing.T) {
 	// Another process of the same host is another owner.
 	mustLock(t, tb, lk(alic2, true, 3, 3), Denied)
 	mustLock(t, tb, lk(alic2, true, 15, 20), Granted)
-	if _, found, _ := tb.Test("f", lk(bob, false, 16, 16)); !found {
+	if _, found, _ := tb.Test("f", lk(bob, false, 16, 16), nil); !found {
 		t.Fatal("Test missed the exclusive lock")
 	}
-	if _, found, _ := tb.Test("f", lk(alic2, true, 16, 16)); found {
+	if _, found, _ := tb.Test("f", lk(alic2, true, 16, 16), nil); found {
 		t.Fatal("an owner conflicts with itself")
 	}
 }
@@ -107,13 +107,13 @@ func TestBlockedGrantedInOrderAndCancel(t *testing.T) {
 	tb := New(Config{Granted: func(w *Waiter) { got = append(got, w.Cookie.(string)) }})
 	mustLock(t, tb, lk(alice, true, 0, MaxOffset), Granted)
 	for i, o := range []Owner{bob, alic2, {Host: "c", SVID: 9}} {
-		st, _, err := tb.Lock("f", lk(o, true, 0, 0), true, fmt.Sprint(i))
+		st, _, err := tb.Lock("f", lk(o, true, 0, 0), true, fmt.Sprint(i), nil)
 		if err != nil || st != Blocked {
 			t.Fatalf("waiter %d: %v %v", i, st, err)
 		}
 	}
 	// A repeated request does not queue twice.
-	if st, _, _ := tb.Lock("f", lk(bob, true, 0, 0), true, "0"); st != Blocked || len(tb.Waiters("f")) != 3 {
+	if st, _, _ := tb.Lock("f", lk(bob, true, 0, 0), true, "0", nil); st != Blocked || len(tb.Waiters("f")) != 3 {
 		t.Fatalf("re-poll: %v, %d waiters", st, len(tb.Waiters("f")))
 	}
 	if !tb.Cancel("f", lk(alic2, true, 0, 0)) || tb.Cancel("f", lk(alic2, true, 0, 0)) {
@@ -134,7 +134,7 @@ func TestReleaseHostGrantsOthers(t *testing.T) {
 	tb := New(Config{Granted: func(*Waiter) { n++ }})
 	mustLock(t, tb, lk(alice, true, 0, 10), Granted)
 	mustLock(t, tb, lk(alic2, true, 20, 30), Granted)
-	tb.Lock("f", lk(bob, true, 0, 30), true, nil)
+	tb.Lock("f", lk(bob, true, 0, 30), true, nil, nil)
 	if got := tb.ReleaseHost("a"); got != 2 || n != 1 {
 		t.Fatalf("released %d, granted %d", got, n)
 	}
@@ -160,16 +160,16 @@ func TestMaxLocks(t *testing.T) {
 
 func TestShares(t *testing.T) {
 	tb := New(Config{})
-	if st, _ := tb.Share("f", Share{Host: "a", OH: "1", Mode: ShareWrite, Access: ShareRead}); st != Granted {
+	if st, _ := tb.Share("f", Share{Host: "a", OH: "1", Mode: ShareWrite, Access: ShareRead}, nil); st != Granted {
 		t.Fatal(st)
 	}
-	if st, _ := tb.Share("f", Share{Host: "b", OH: "1", Mode: 0, Access: ShareWrite}); st != Denied {
+	if st, _ := tb.Share("f", Share{Host: "b", OH: "1", Mode: 0, Access: ShareWrite}, nil); st != Denied {
 		t.Fatalf("write against deny-write: %v", st)
 	}
-	if st, _ := tb.Share("f", Share{Host: "b", OH: "1", Mode: ShareRead, Access: ShareRead}); st != Denied {
+	if st, _ := tb.Share("f", Share{Host: "b", OH: "1", Mode: ShareRead, Access: ShareRead}, nil); st != Denied {
 		t.Fatalf("deny-read against a reader: %v", st)
 	}
-	if st, _ := tb.Share("f", Share{Host: "b", OH: "1", Mode: 0, Access: ShareRead}); st != Granted {
+	if st, _ := tb.Share("f", Share{Host: "b", OH: "1", Mode: 0, Access: ShareRead}, nil); st != Granted {
 		t.Fatal(st)
 	}
 	tb.Unshare("f", "a", "1")
@@ -194,7 +194,7 @@ func (b *fakeBacking) Lock(l Lock) (bool, error) {
 	b.held[l.Owner] = apply(b.held[l.Owner], l)
 	return true, nil
 }
-func (b *fakeBacking) Unlock(o Owner, s, e int64) error {
+func (b *fakeBacking) Unlock(o Owner, s, e int64, _ bool) error {
 	b.held[o] = remove(b.held[o], o, s, e)
 	return nil
 }
@@ -210,22 +210,24 @@ func TestBackingMirrorAndPoll(t *testing.T) {
 	closed := 0
 	var cur *fakeBacking
 	var granted int
-	tb := New(Config{
-		Open: func(string) (Backing, error) {
-			cur = &fakeBacking{held: map[Owner][]Lock{}, ext: true, closed: &closed}
-			return cur, nil
-		},
-		Granted: func(*Waiter) { granted++ },
-	})
-	if _, found, _ := tb.Test("f", lk(bob, false, 0, MaxOffset)); !found || closed != 1 {
+	open := func() (Backing, error) {
+		cur = &fakeBacking{held: map[Owner][]Lock{}, ext: true, closed: &closed}
+		return cur, nil
+	}
+	tb := New(Config{Granted: func(*Waiter) { granted++ }})
+	if _, found, _ := tb.Test("f", lk(bob, false, 0, MaxOffset), open); !found || closed != 1 {
 		t.Fatalf("Test through a temporary backing: found=%v closed=%d", found, closed)
 	}
-	mustLock(t, tb, lk(alice, true, 0, 10), Granted)
+	if st, _, _ := tb.Lock("f", lk(alice, true, 0, 10), false, nil, open); st != Granted {
+		t.Fatal(st)
+	}
 	if !slices.Equal(cur.held[alice], []Lock{lk(alice, true, 0, 10)}) {
 		t.Fatalf("backing holds %+v", cur.held)
 	}
-	mustLock(t, tb, lk(alice, true, 990, 1010), Denied)
-	if st, _, _ := tb.Lock("f", lk(bob, true, 1000, 1000), true, nil); st != Blocked {
+	if st, _, _ := tb.Lock("f", lk(alice, true, 990, 1010), false, nil, open); st != Denied {
+		t.Fatal(st)
+	}
+	if st, _, _ := tb.Lock("f", lk(bob, true, 1000, 1000), true, nil, open); st != Blocked {
 		t.Fatal(st)
 	}
 	tb.Poll()
@@ -301,7 +303,7 @@ func TestModel(t *testing.T) {
 			s, e := span(l)
 			switch r.IntN(3) {
 			case 0, 1:
-				st, _, _ := tb.Lock("f", l, false, nil)
+				st, _, _ := tb.Lock("f", l, false, nil, nil)
 				if want := ref.conflict(l); (st == Denied) != want {
 					t.Fatalf("seed %d step %d: Lock(%+v) = %v, reference conflict %v", seed, step, l, st, want)
 				}
@@ -316,7 +318,7 @@ func TestModel(t *testing.T) {
 				tb.Unlock("f", o, l.Start, l.End)
 				ref.set(o, s, e, 0)
 			}
-			if _, found, _ := tb.Test("f", l); found != ref.conflict(l) {
+			if _, found, _ := tb.Test("f", l, nil); found != ref.conflict(l) {
 				t.Fatalf("seed %d step %d: Test(%+v) = %v", seed, step, l, found)
 			}
 			check(t, seed, step, tb.Locks("f"), ref)
