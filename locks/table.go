@@ -369,7 +369,12 @@ func (t *Table) Poll() {
 // ReleaseHost drops every lock, waiter and share of host (FREE_ALL, a
 // reboot notification) and grants the waiters that frees.
 func (t *Table) ReleaseHost(host string) int {
-	return t.release(func(string) bool { return true }, func(o Owner) bool { return o.Host == host })
+	return t.ReleaseHosts(func(h string) bool { return h == host })
+}
+
+// ReleaseHosts is ReleaseHost for every host match selects.
+func (t *Table) ReleaseHosts(match func(host string) bool) int {
+	return t.release(func(string) bool { return true }, func(o Owner) bool { return match(o.Host) })
 }
 
 // ReleaseFiles drops everything on the files match selects (an export
