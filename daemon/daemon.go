@@ -16,6 +16,8 @@ import (
 	"github.com/gonfsrdma/gonfsrdma/exports"
 	"github.com/gonfsrdma/gonfsrdma/nfs"
 	"github.com/gonfsrdma/gonfsrdma/nfs/mount"
+	"github.com/gonfsrdma/gonfsrdma/nlm"
+	"github.com/gonfsrdma/gonfsrdma/nsm"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc/rpcbind"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
@@ -42,6 +44,24 @@ type Config struct {
 	// (oncrpc.ServerConfig.SpliceReads).
 	SpliceReads bool
 	Version     string
+
+	// NoNLM turns file locking off: no NLM, no NSM (clients must mount
+	// with nolock).
+	NoNLM bool
+	// NLMAddr and NSMAddr are the lock manager's and the status
+	// monitor's TCP and UDP addresses; empty means NFSAddr's host with
+	// an ephemeral port.
+	NLMAddr, NSMAddr string
+	// Grace is the grace period after a start with locks to reclaim
+	// (and after SM_SIMU_CRASH).
+	Grace time.Duration
+	// ClientPortmapPort is the port of the clients' rpcbind, for NLM
+	// callbacks and SM_NOTIFY (0: 111; tests running the client side on
+	// this host use another).
+	ClientPortmapPort int
+	// NotifyFor bounds how long SM_NOTIFY is retried per host (0: 15
+	// minutes).
+	NotifyFor time.Duration
 }
 
 // Program numbers registered with rpcbind.
@@ -70,6 +90,10 @@ type Daemon struct {
 	mountL net.Listener
 
 	rdmaPort uint16
+
+	nlm              *nlm.Server
+	nsm              *nsm.Server
+	nlmPort, nsmPort uint16
 }
 
 // Run serves until ctx ends. Each value received on reload re-reads the
@@ -142,8 +166,17 @@ func Start(ctx context.Context, log *zap.Logger, cfg Config) (_ *Daemon, err err
 	nfsSrv := nfs.NewServer(nfs.Config{Exports: st, Authorize: st.authorize, Log: log.Named("nfs")})
 	st.nfs = nfsSrv
 	mountSrv := mount.NewServer(log.Named("mount"), mountBackend{st})
+	programs := []*oncrpc.Program{nfsSrv.Program(), mountSrv.Program()}
+	if !cfg.NoNLM {
+		if err := d.startLocking(log, cfg, st); err != nil {
+			return nil, err
+		}
+		programs = append(programs, d.nlm.Program(), d.nsm.Program())
+	}
+	// The duplicate request cache covers every non-idempotent procedure
+	// of every program: NFS, and NLM's LOCK, UNLOCK, CANCEL, SHARE, ...
 	drc := oncrpc.NewDRC(8192, 16<<20, 2*time.Minute)
-	disp := oncrpc.NewDispatcher(log.Named("rpc"), drc, nfsSrv.Program(), mountSrv.Program())
+	disp := oncrpc.NewDispatcher(log.Named("rpc"), drc, programs...)
 	d.rpc = oncrpc.NewServer(log.Named("rpc"), disp, oncrpc.ServerConfig{MaxInFlight: cfg.MaxInFlight, SpliceReads: cfg.SpliceReads})
 
 	serve := func(name string, f func() error) {
@@ -169,6 +202,14 @@ func Start(ctx context.Context, log *zap.Logger, cfg Config) (_ *Daemon, err err
 	nfsPort, mountPort := portOf(d.nfsL.Addr().String()), portOf(d.mountL.Addr().String())
 	log.Info("listening", zap.String("nfs_tcp", d.nfsL.Addr().String()), zap.String("mount_tcp_udp", d.mountL.Addr().String()))
 
+	if !cfg.NoNLM {
+		if err := d.serveLocking(cfg, serve); err != nil {
+			return nil, err
+		}
+	} else {
+		log.Warn("locking (NLM) is off (--no-nlm): clients must mount with -o nolock")
+	}
+
 	if d.rdma, d.rdmaPort, err = startRDMA(ctx, log, cfg, disp); err != nil {
 		return nil, err
 	}
@@ -183,6 +224,9 @@ func Start(ctx context.Context, log *zap.Logger, cfg Config) (_ *Daemon, err err
 		}
 		if d.rdma != nil {
 			maps = append(maps, rpcbind.NewMapping(nfsProgram, 3, "rdma", d.rdmaPort))
+		}
+		if !cfg.NoNLM {
+			maps = append(maps, d.lockMappings()...)
 		}
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		d.pm, err = rpcbind.Start(rctx, log.Named("rpcbind"), rpcbind.Config{Addr: cfg.PortmapAddr, Mappings: maps})
@@ -199,9 +243,9 @@ func Start(ctx context.Context, log *zap.Logger, cfg Config) (_ *Daemon, err err
 		if cfg.ExportsFile == "" {
 			server = "127.0.0.1"
 		}
-		log.Info("mount with", zap.String("tcp", mountHint(server, e.Path, "tcp", nfsPort, mountPort, d.pm == nil)))
+		log.Info("mount with", zap.String("tcp", mountHint(server, e.Path, "tcp", nfsPort, mountPort, d.pm == nil, cfg.NoNLM)))
 		if d.rdma != nil {
-			log.Info("mount with", zap.String("rdma", mountHint(server, e.Path, "rdma", d.rdmaPort, mountPort, d.pm == nil)))
+			log.Info("mount with", zap.String("rdma", mountHint(server, e.Path, "rdma", d.rdmaPort, mountPort, d.pm == nil, cfg.NoNLM)))
 		}
 	}
 	return d, nil
@@ -239,6 +283,13 @@ func (d *Daemon) Reload() error {
 		return err
 	}
 	d.st.publish(set, unused, reloadGrace)
+	if d.nlm != nil {
+		for _, e := range unused {
+			if _, still := set.byFSID[e.nfs.FSID]; !still {
+				d.nlm.ReleaseExport(e.nfs.FSID)
+			}
+		}
+	}
 	d.log.Info("exports reloaded", zap.Int("exports", len(t.Exports)), zap.Int("removed", len(unused)))
 	return nil
 }
@@ -261,6 +312,7 @@ func (d *Daemon) Shutdown(ctx context.Context) {
 			d.log.Warn("shutdown did not drain", zap.Error(err))
 		}
 	}
+	d.closeLocking()
 	d.st.closeAll()
 	d.log.Info("stopped")
 }
@@ -320,10 +372,16 @@ func portOf(addr string) uint16 {
 	return uint16(n)
 }
 
-func mountHint(server, path, proto string, port, mountPort uint16, noPortmap bool) string {
+// mountHint is the mount command for an export. Locking needs the
+// client to find NLM through rpcbind: without rpcbind, or with --no-nlm,
+// the hint says nolock.
+func mountHint(server, path, proto string, port, mountPort uint16, noPortmap, noNLM bool) string {
 	opts := "vers=3,proto=" + proto + ",port=" + strconv.Itoa(int(port))
 	if noPortmap {
-		opts += ",mountport=" + strconv.Itoa(int(mountPort)) + ",mountproto=tcp,nolock"
+		opts += ",mountport=" + strconv.Itoa(int(mountPort)) + ",mountproto=tcp"
+	}
+	if noPortmap || noNLM {
+		opts += ",nolock"
 	}
 	return "mount -t nfs -o " + opts + " " + server + ":" + path + " /mnt"
 }

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
@@ -111,6 +112,10 @@ func serveCommand() *cli.Command {
 			&cli.IntFlag{Name: "rdma-credits", Value: 64, Usage: "RPC-over-RDMA credits granted per connection"},
 			&cli.IntFlag{Name: "rdma-inline", Value: 4096, Usage: "RPC-over-RDMA inline message size (1024-65536)"},
 			&cli.IntFlag{Name: "max-inflight", Value: 64, Usage: "calls in progress per TCP connection"},
+			&cli.StringFlag{Name: "nlm-listen", Value: ":4045", Usage: "NLM (file locking, program 100021 v1/v3/v4) address (TCP and UDP)"},
+			&cli.StringFlag{Name: "nsm-listen", Value: ":4046", Usage: "NSM (status monitor, program 100024) address (TCP and UDP)"},
+			&cli.BoolFlag{Name: "no-nlm", Usage: "serve no file locking (NLM, NSM); clients must mount with -o nolock"},
+			&cli.DurationFlag{Name: "grace", Value: 90 * time.Second, Usage: "grace period for lock reclaims after a restart that had clients holding locks"},
 			&cli.BoolFlag{Name: "tcp-splice", Usage: "send TCP READ data from the page cache with splice(2) instead of copying it (less server CPU; slower on loopback)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
 			&cli.StringFlag{Name: "log-format", Value: "console", Usage: "console or json"},
@@ -144,6 +149,10 @@ func serveCommand() *cli.Command {
 				MaxInFlight:   c.Int("max-inflight"),
 				SpliceReads:   c.Bool("tcp-splice"),
 				Version:       buildVersion(),
+				NoNLM:         c.Bool("no-nlm"),
+				NLMAddr:       c.String("nlm-listen"),
+				NSMAddr:       c.String("nsm-listen"),
+				Grace:         c.Duration("grace"),
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
