@@ -286,6 +286,7 @@ func identityReadonly(t *testing.T, e *env) {
 var identityAttacks = []attack[*env]{
 	{"owner", identityOwner},
 	{"badcred", identityBadcred},
+	{"flavor", identityFlavor},
 	{"group0", identityGroup0},
 	{"chown", identityChown},
 	{"readonly", identityReadonly},
@@ -295,4 +296,29 @@ var identityAttacks = []attack[*env]{
 func truncatedSys() []byte {
 	c := Sys(userUID, userGID)
 	return c.body()[:10]
+}
+
+// A credential of a flavor the export does not allow (AUTH_NONE on a
+// sec=sys export) or of no known flavor is refused, and nothing is made.
+func identityFlavor(t *testing.T, e *env) {
+	root := e.root(e.exp)
+	for _, fc := range []struct {
+		name string
+		cred Cred
+		want uint32
+	}{
+		{"none", Cred{Flavor: AuthNone}, AuthTooWeak},
+		{"unknown", Cred{Flavor: 7, Raw: []byte{1, 2, 3, 4}}, AuthBadCred},
+	} {
+		c := e.dial(attackerIP, fc.cred)
+		name := "flavor-" + fc.name
+		_, st, err := c.Create(root, name, Guarded, Mode(0o644))
+		var re *RPCError
+		if !errors.As(err, &re) || !re.Denied || re.AuthStat != fc.want {
+			t.Errorf("CREATE with flavor %d: %v, %v; want auth_stat %d", fc.cred.Flavor, st, err, fc.want)
+		}
+		if d := lstat(t, filepath.Join(e.exp, name)); d.exists {
+			t.Errorf("CREATE with flavor %d made a file: %v", fc.cred.Flavor, d)
+		}
+	}
 }
