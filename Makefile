@@ -29,11 +29,17 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags nordma ./verbs/
+	CGO_ENABLED=0 $(GO) vet ./verbs/ ./rpcrdma/ ./daemon/ ./cmd/...
 	@cgo=$$($(GO) list -f '{{if .CgoFiles}}{{.ImportPath}}{{end}}' $(PKGS) | grep -v '/verbs$$' || true); \
 	  if [ -n "$$cgo" ]; then echo "cgo outside verbs/: $$cgo"; exit 1; fi
 
+# Then the builds without RDMA, where TestNoRDMABuild runs: the nordma
+# tag, and no cgo at all (verbs falls back to the same stub).
 test:
 	$(GO) test -race -count=1 -timeout 15m $(PKGS)
+	$(GO) test -count=1 -tags nordma ./verbs/
+	CGO_ENABLED=0 $(GO) build ./...
+	CGO_ENABLED=0 $(GO) test -count=1 ./verbs/ ./rpcrdma/ ./daemon/
 
 # The conformance suite against an in-process daemon, over TCP and over
 # RPC-over-RDMA on the software fabric, with every test's line printed.

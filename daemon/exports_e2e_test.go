@@ -42,11 +42,17 @@ type testDaemon struct {
 	exportsFile string
 }
 
+// requireRoot stops a test that needs root (reserved source ports, file
+// ownership). Under CI, which runs as root, it fails instead of skipping.
 func requireRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: reserved source ports and file ownership")
+	if os.Geteuid() == 0 {
+		return
 	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("this test needs root (reserved source ports and file ownership); CI runs as root")
+	}
+	t.Skip("needs root: reserved source ports and file ownership")
 }
 
 // exportDir makes a directory for an export with the given mode, owned by

@@ -3,6 +3,7 @@ package rpcrdma
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -150,11 +151,41 @@ func TestCreditOverrun(t *testing.T) {
 }
 
 // TestGrantRespected: a well-behaved client never exceeds the grant, even
-// with many goroutines calling.
+// with many goroutines calling. The server keeps twice the grant in call
+// slots, so a client one or two calls over it would still be served: the
+// test counts the calls the server runs at once instead. Twenty callers
+// of a procedure that blocks until released must put exactly the grant,
+// 2, in the handler at a time, never more; then the data calls run.
 func TestGrantRespected(t *testing.T) {
 	e := newEnv(t, Config{Credits: 2})
 	c := e.dial(ClientConfig{Credits: 32})
+	// The client may have one call outstanding until a reply carries the
+	// grant (RFC 8166 3.3.1).
+	if _, err := c.Call(ctxT(t), &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procNull}); err != nil {
+		t.Fatal(err)
+	}
 	var wg sync.WaitGroup
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := c.Call(ctxT(t), &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procBlock}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	waitFor(t, "2 BLOCK calls running", func() bool { return e.echo.blocked.Load() == 2 }, func() string {
+		return fmt.Sprintf("%d running", e.echo.blocked.Load())
+	})
+	time.Sleep(100 * time.Millisecond) // room for a third call, were the client to send one
+	if n := e.echo.maxBlocked.Load(); n != 2 {
+		t.Errorf("the server ran %d calls at once; the grant is 2", n)
+	}
+	close(e.echo.unblock)
+	wg.Wait()
+	if n := e.echo.maxBlocked.Load(); n != 2 {
+		t.Errorf("the server ran %d calls at once; the grant is 2", n)
+	}
 	for i := 0; i < 20; i++ {
 		wg.Add(1)
 		go func() {

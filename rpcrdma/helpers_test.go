@@ -48,9 +48,11 @@ func pattern(seed uint32, b []byte) {
 }
 
 type echoServer struct {
-	unblock  chan struct{}
-	blocked  atomic.Int32
-	lastCaps atomic.Pointer[oncrpc.Capabilities]
+	unblock chan struct{}
+	blocked atomic.Int32
+	// maxBlocked is the most BLOCK calls ever running at once.
+	maxBlocked atomic.Int32
+	lastCaps   atomic.Pointer[oncrpc.Capabilities]
 }
 
 func (e *echoServer) program() *oncrpc.Program {
@@ -138,8 +140,10 @@ func (e *echoServer) program() *oncrpc.Program {
 		return nil
 	}}
 	procs[procBlock] = oncrpc.Procedure{Name: "BLOCK", Idempotent: true, Handler: func(ctx context.Context, c *oncrpc.Call, r *oncrpc.Reply) error {
-		e.blocked.Add(1)
+		n := e.blocked.Add(1)
 		defer e.blocked.Add(-1)
+		for m := e.maxBlocked.Load(); n > m && !e.maxBlocked.CompareAndSwap(m, n); m = e.maxBlocked.Load() {
+		}
 		select {
 		case <-ctx.Done():
 		case <-e.unblock:

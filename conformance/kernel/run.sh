@@ -10,8 +10,9 @@
 # from knfsd. Environment variables: see README.md.
 #
 # Exit status: 0 when every row of every server that ran passed (and, with
-# GONFSRDMA_REQUIRE=1, gonfsrdma was built and ran); 1 on a failed row, a
-# difference or a guest failure; 2 on a usage or set-up error.
+# GONFSRDMA_REQUIRE=1, gonfsrdma was built and ran and none of its rows,
+# hardware tests included, was skipped); 1 on a failed row, a difference
+# or a guest failure; 2 on a usage or set-up error.
 set -euo pipefail
 
 T_START=$(date +%s)
@@ -311,6 +312,17 @@ if ((vfail > 0)); then
 		nfail=$((nfail + vfail))
 	else
 		echo "verbs-hw.test or rpcrdma-hw.test failed (counted in the exit status only with GONFSRDMA_REQUIRE=1)"
+	fi
+fi
+# Under GONFSRDMA_REQUIRE=1 gonfsrdma's own rows (its NFS rows and the
+# hardware verbs/rpcrdma tests) must run: a SKIP there is a failure, not
+# a pass. knfsd's rows may still skip.
+if [[ $REQUIRE == 1 ]]; then
+	gskip=$(awk -F'\t' '$4 == "SKIP" && ($1 == "gonfsrdma" || $1 == "verbs") { printf "SKIP %-9s %-9s %-40s %s\n", $1, $2, $3, $6 }' "$ALL")
+	if [[ -n $gskip ]]; then
+		echo "GONFSRDMA_REQUIRE=1: gonfsrdma rows that did not run count as failures:"
+		echo "$gskip"
+		nfail=$((nfail + $(wc -l <<<"$gskip")))
 	fi
 fi
 npass=$(awk -F'\t' '$4 == "PASS"' "$ALL" | wc -l)
