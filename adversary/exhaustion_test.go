@@ -10,6 +10,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,6 +50,17 @@ func rssBytes(t *testing.T) int64 {
 	}
 	t.Fatal("no VmRSS in /proc/self/status")
 	return 0
+}
+
+// rssBaseline returns memory the runtime holds free to the system
+// (garbage collection, then debug.FreeOSMemory) and returns the RSS
+// left, so that what an earlier attack left behind does not hide what
+// the next one costs.
+func rssBaseline(t *testing.T) int64 {
+	t.Helper()
+	runtime.GC()
+	debug.FreeOSMemory()
+	return rssBytes(t)
 }
 
 // freshClient measures how long a new client from the bystander address
@@ -124,7 +137,7 @@ func TestExhaustion(t *testing.T) {
 
 func exhaustIdle(t *testing.T, e *env) {
 	const n = 1000
-	base := rssBytes(t)
+	base := rssBaseline(t)
 	var conns []net.Conn
 	defer func() { closeAll(conns) }()
 	for i := range n {
@@ -151,7 +164,7 @@ func exhaustIdle(t *testing.T, e *env) {
 // brings 10 bytes, endless one-byte fragments, and a claim of 2 GiB,
 // which must be refused at once without the server allocating it.
 func exhaustSlow(t *testing.T, e *env) {
-	base := rssBytes(t)
+	base := rssBaseline(t)
 	var conns []net.Conn
 	defer func() { closeAll(conns) }()
 	for i := range 100 {
