@@ -299,7 +299,7 @@ func walkDir(fs vfs.FS, rel string) (vfs.Handle, mount.Stat) {
 		if name == "" || name == "." || name == ".." {
 			return nil, mount.StatNoEnt
 		}
-		next, attr, err := fs.Lookup(h, name)
+		next, attr, err := fs.Lookup(vfs.Cred{}, h, name)
 		if err != nil {
 			if errno, ok := vfs.ToErrno(err); ok && errno == syscall.ENOTDIR {
 				return nil, mount.StatNotDir

@@ -53,7 +53,9 @@
 // TCP callers need a source port below 1024, RDMA always passes, as in
 // knfsd); root_squash/no_root_squash and all_squash/no_all_squash (two
 // flags as in knfsd, folded into one SquashMode: all_squash beats
-// no_root_squash); anonuid=N and anongid=N (65534); fsid=N or fsid=root
+// no_root_squash); anonuid=N and anongid=N (65534); maxid=N (uids and
+// gids above N, and always 0xffffffff, are mapped to anonuid/anongid
+// under every squash mode; default 4294967294); fsid=N or fsid=root
 // (= 0; UUID forms are rejected: "fsid UUIDs are not supported");
 // sec=sys, sec=none or sec=sys:none (the order is kept); transports=tcp,
 // rdma or tcp:rdma (default both); backend=os or mem (default os; mem needs

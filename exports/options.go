@@ -15,6 +15,11 @@ const (
 // DefaultAnonID is the default anonuid and anongid (nobody/nogroup).
 const DefaultAnonID = 65534
 
+// DefaultMaxID is the largest uid or gid a caller may claim when maxid=
+// is not given: the largest valid Linux id. 0xffffffff ((uid_t)-1) is
+// never valid: to chown(2) it means "unchanged", to setfsuid(2) "query".
+const DefaultMaxID = 0xfffffffe
+
 // Transport is one transport an NFS call can arrive on.
 type Transport uint8
 
@@ -95,6 +100,7 @@ type Options struct {
 	Squash     SquashMode   // root_squash (default) / no_root_squash / all_squash
 	AnonUID    uint32       // anonuid=N, default 65534
 	AnonGID    uint32       // anongid=N, default 65534
+	MaxID      uint32       // maxid=N: larger uids and gids are squashed; 0 means DefaultMaxID
 	FSID       uint32       // fsid=N; fsid=root means 0
 	FSIDSet    bool         // whether fsid= was given
 	Flavors    []uint32     // sec=, in the admin's order; default [AuthSys]
@@ -135,30 +141,41 @@ func (o *Options) PortOK(t Transport, port int) bool {
 	return port >= 0 && port < 1024
 }
 
-// SquashIDs maps an AUTH_SYS identity as knfsd does. root_squash: uid 0
-// becomes AnonUID, gid 0 becomes AnonGID, and so does every supplementary
-// gid 0. all_squash: the uid becomes AnonUID, the gid AnonGID, and the
-// supplementary groups are dropped. no_root_squash: nothing changes.
-// The gids slice is never modified; a changed list is a new slice.
+// MaxIDOrDefault is the effective maxid: MaxID, or DefaultMaxID when 0.
+func (o *Options) MaxIDOrDefault() uint32 {
+	if o.MaxID == 0 || o.MaxID > DefaultMaxID {
+		return DefaultMaxID
+	}
+	return o.MaxID
+}
+
+// SquashIDs maps an AUTH_SYS identity as knfsd does, before any file
+// system call. all_squash: the uid becomes AnonUID, the gid AnonGID, and
+// the supplementary groups are dropped. Otherwise an invalid id (above
+// MaxIDOrDefault, which always excludes 0xffffffff) becomes AnonUID or
+// AnonGID (knfsd's nfsd_setuser maps INVALID_UID and INVALID_GID to the
+// anonymous ids), and under root_squash so do uid 0 and gid 0; in the
+// supplementary list such gids become AnonGID. no_root_squash leaves
+// valid ids alone. The gids slice is never modified; a changed list is a
+// new slice.
 //
 // For AUTH_NONE calls, which carry no identity, use AnonUID and AnonGID.
 func (o *Options) SquashIDs(uid, gid uint32, gids []uint32) (uint32, uint32, []uint32) {
-	switch o.Squash {
-	case AllSquash:
+	if o.Squash == AllSquash {
 		return o.AnonUID, o.AnonGID, nil
-	case NoRootSquash:
-		return uid, gid, gids
 	}
-	if uid == 0 {
+	max, root := o.MaxIDOrDefault(), o.Squash == RootSquash
+	squash := func(id uint32) bool { return id > max || (root && id == 0) }
+	if squash(uid) {
 		uid = o.AnonUID
 	}
-	if gid == 0 {
+	if squash(gid) {
 		gid = o.AnonGID
 	}
-	if slices.Contains(gids, 0) {
+	if slices.ContainsFunc(gids, squash) {
 		gids = slices.Clone(gids)
 		for i, g := range gids {
-			if g == 0 {
+			if squash(g) {
 				gids[i] = o.AnonGID
 			}
 		}
@@ -169,7 +186,7 @@ func (o *Options) SquashIDs(uid, gid uint32, gids []uint32) (uint32, uint32, []u
 // String spells out every effective option in a fixed order, in the
 // exports(5) syntax, e.g.
 // "rw,async,insecure,root_squash,anonuid=65534,anongid=65534,fsid=1,sec=sys,transports=tcp:rdma,backend=os".
-// Ignored options are not included.
+// Ignored options are not included, nor maxid= when it is the default.
 func (o *Options) String() string {
 	b := make([]byte, 0, 128)
 	b = append(b, pick(o.ReadOnly, "ro", "rw")...)
@@ -181,6 +198,10 @@ func (o *Options) String() string {
 	b = strconv.AppendUint(b, uint64(o.AnonUID), 10)
 	b = append(b, ",anongid="...)
 	b = strconv.AppendUint(b, uint64(o.AnonGID), 10)
+	if o.MaxIDOrDefault() != DefaultMaxID {
+		b = append(b, ",maxid="...)
+		b = strconv.AppendUint(b, uint64(o.MaxID), 10)
+	}
 	if o.FSIDSet {
 		b = append(b, ",fsid="...)
 		b = strconv.AppendUint(b, uint64(o.FSID), 10)

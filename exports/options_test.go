@@ -3,6 +3,7 @@ package exports_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gonfsrdma/gonfsrdma/exports"
@@ -35,6 +36,13 @@ func TestSquashIDs(t *testing.T) {
 		{exports.NoRootSquash, 65534, ids{1000, 1000, []uint32{10}}, ids{1000, 1000, []uint32{10}}},
 		{exports.NoRootSquash, 500, ids{0, 0, nil}, ids{0, 0, nil}},
 		{exports.NoRootSquash, 500, ids{1000, 1000, nil}, ids{1000, 1000, nil}},
+		// Invalid ids (0xffffffff, "unchanged" to chown(2)) are squashed
+		// under every mode (defect 1 of issue 11: files owned by root).
+		{exports.RootSquash, 65534, ids{0xffffffff, 0xffffffff, []uint32{0xffffffff, 10}}, ids{65534, 65535, []uint32{65535, 10}}},
+		{exports.RootSquash, 65534, ids{1000, 0xffffffff, nil}, ids{1000, 65535, nil}},
+		{exports.NoRootSquash, 65534, ids{0xffffffff, 0xffffffff, []uint32{0xffffffff}}, ids{65534, 65535, []uint32{65535}}},
+		{exports.NoRootSquash, 65534, ids{0xfffffffe, 0, nil}, ids{0xfffffffe, 0, nil}},
+		{exports.AllSquash, 65534, ids{0xffffffff, 0xffffffff, nil}, ids{65534, 65535, nil}},
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("%s/anon=%d/uid=%d/gid=%d", tc.mode, tc.anon, tc.in.uid, tc.in.gid), func(t *testing.T) {
@@ -49,6 +57,42 @@ func TestSquashIDs(t *testing.T) {
 				t.Errorf("the caller's gids were modified: %v", in)
 			}
 		})
+	}
+}
+
+// maxid=N squashes every id above N, under each squash mode, and shows
+// in String; the parser refuses 0 and 0xffffffff.
+func TestSquashMaxID(t *testing.T) {
+	tab := mustParse(t, "/a *(maxid=60000)\n/b *(no_root_squash,maxid=60000,anonuid=5,anongid=6)")
+	for _, tc := range []struct {
+		path         string
+		uid, gid     uint32
+		gids         []uint32
+		wantU, wantG uint32
+		wantGIDs     []uint32
+	}{
+		{"/a", 60000, 60000, []uint32{60000}, 60000, 60000, []uint32{60000}},
+		{"/a", 60001, 70000, []uint32{70000, 5}, 65534, 65534, []uint32{65534, 5}},
+		{"/a", 0, 0, nil, 65534, 65534, nil},
+		{"/b", 0, 0, nil, 0, 0, nil},
+		{"/b", 60001, 1, []uint32{1 << 31}, 5, 1, []uint32{6}},
+	} {
+		o := &tab.Lookup(tc.path).Rules[0].Options
+		u, g, gids := o.SquashIDs(tc.uid, tc.gid, tc.gids)
+		if u != tc.wantU || g != tc.wantG || !slices.Equal(gids, tc.wantGIDs) {
+			t.Errorf("%s: %d:%d %v -> %d:%d %v, want %d:%d %v", tc.path, tc.uid, tc.gid, tc.gids, u, g, gids, tc.wantU, tc.wantG, tc.wantGIDs)
+		}
+	}
+	if s := tab.Lookup("/a").Rules[0].Options.String(); !strings.Contains(s, ",maxid=60000,") {
+		t.Errorf("String() = %q, want maxid=60000 in it", s)
+	}
+	if s := exports.DefaultOptions(); strings.Contains(s.String(), "maxid") {
+		t.Errorf("default String() = %q mentions maxid", s.String())
+	}
+	for _, bad := range []string{"maxid=0", "maxid=4294967295", "maxid=x"} {
+		if _, _, err := parse(t, "/a *("+bad+")"); err == nil || !strings.Contains(err.Error(), "maxid") {
+			t.Errorf("%s: error %v, want one about maxid", bad, err)
+		}
 	}
 }
 

@@ -534,7 +534,7 @@ var (
 		"ro", "rw", "sync", "async", "secure", "insecure",
 		"root_squash", "no_root_squash", "all_squash", "no_all_squash",
 	}
-	valueOptions = []string{"anonuid", "anongid", "fsid", "sec", "transports", "backend"}
+	valueOptions = []string{"anonuid", "anongid", "maxid", "fsid", "sec", "transports", "backend"}
 	// knfsd options that have no effect here, accepted and recorded.
 	// The lock options concern NLM, which this server does not run.
 	ignoredOptions = []string{
@@ -627,6 +627,13 @@ func (p *parser) option(name, val string, hasVal bool, at, valAt lc, st *optStat
 		} else {
 			o.AnonGID = uint32(n)
 		}
+	case "maxid":
+		n, err := strconv.ParseUint(val, 10, 32)
+		if err != nil || n == 0 || n > DefaultMaxID {
+			p.errorf(valAt, "want a number from 1 to 4294967294", "invalid maxid %q", val)
+			return
+		}
+		o.MaxID = uint32(n)
 	case "fsid":
 		if val == "root" {
 			o.FSID, o.FSIDSet = 0, true
@@ -710,6 +717,8 @@ func valueExample(name string) string {
 	switch name {
 	case "anonuid", "anongid":
 		return name + "=65534"
+	case "maxid":
+		return "maxid=65535"
 	case "fsid":
 		return "fsid=1"
 	case "sec":

@@ -74,8 +74,11 @@ func (rq *req) wcc(h vfs.Handle, pre *vfs.Attr) wire.WccData {
 	return w
 }
 
-// toSetAttr converts sattr3 to the backend's form, resolving
-// SET_TO_SERVER_TIME to now.
+// toSetAttr converts sattr3 to the backend's form: SET_TO_SERVER_TIME
+// becomes AtimeNow / MtimeNow (with now as the value for backends that
+// read it). A uid or gid of 0xffffffff is passed on for the backend to
+// refuse (EPERM for a non-root caller, EINVAL for root): to chown(2) -1
+// would mean "unchanged".
 func toSetAttr(s *wire.Sattr, now time.Time) vfs.SetAttr {
 	var v vfs.SetAttr
 	if s.Mode.Set {
@@ -96,6 +99,8 @@ func toSetAttr(s *wire.Sattr, now time.Time) vfs.SetAttr {
 	}
 	v.Atime = setTime(s.Atime, now)
 	v.Mtime = setTime(s.Mtime, now)
+	v.AtimeNow = s.Atime.How == wire.SetToServerTime
+	v.MtimeNow = s.Mtime.How == wire.SetToServerTime
 	return v
 }
 
@@ -111,5 +116,5 @@ func setTime(t wire.SetTime, now time.Time) *time.Time {
 }
 
 func isEmptySetAttr(v *vfs.SetAttr) bool {
-	return v.Mode == nil && v.UID == nil && v.GID == nil && v.Size == nil && v.Atime == nil && v.Mtime == nil
+	return v.Mode == nil && v.UID == nil && v.GID == nil && v.Size == nil && v.Atime == nil && v.Mtime == nil && !v.AtimeNow && !v.MtimeNow
 }

@@ -68,12 +68,12 @@ func (r *dispatchRig) status(tb testing.TB) wire.Status {
 
 // mkfile creates a file of size bytes and returns its NFS handle.
 func (r *dispatchRig) mkfile(tb testing.TB, fs vfs.FS, size int) []byte {
-	h, _, err := fs.Create(fs.Root(), "f", 0644, vfs.Owner{}, false, false, [8]byte{})
+	h, _, err := fs.Create(vfs.Cred{}, fs.Root(), "f", 0644, false, false, [8]byte{})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	if size > 0 {
-		if _, err := fs.WriteAt(h, make([]byte, size), 0, false); err != nil {
+		if _, err := fs.WriteAt(vfs.Cred{}, h, make([]byte, size), 0, false); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -187,7 +187,7 @@ func (f *flatFS) ReadAt(h vfs.Handle, p []byte, off int64) (int, bool, error) {
 	n := copy(p, f.data[off:])
 	return n, off+int64(n) >= int64(len(f.data)), nil
 }
-func (f *flatFS) WriteAt(h vfs.Handle, p []byte, off int64, sync bool) (int, error) {
+func (f *flatFS) WriteAt(_ vfs.Cred, h vfs.Handle, p []byte, off int64, sync bool) (int, error) {
 	return copy(f.data[min(off, int64(len(f.data))):], p), nil
 }
 

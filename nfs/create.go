@@ -48,23 +48,21 @@ func (s *Server) doCreate(call *oncrpc.Call, args *wire.CreateArgs, res *wire.Cr
 	if isDotName(name) {
 		return wire.ErrExist // as knfsd's nfsd_create, nfsd_link, nfsd_symlink
 	}
-	owner := newOwner(&rq.cred, &dir)
 	sa := &args.How.Attr
 	if args.How.Mode == wire.Exclusive {
-		h, _, err := rq.fs.Create(rq.h, name, exclusiveFileMode, owner, false, true, args.How.Verf)
+		h, _, err := rq.fs.Create(rq.cred, rq.h, name, exclusiveFileMode, false, true, args.How.Verf)
 		if err != nil {
 			res.DirWcc.After = rq.postOp(rq.h)
 			return s.status("CREATE", err)
 		}
 		return rq.finishCreate(h, res, buf)
 	}
-	h, _, err := rq.fs.Create(rq.h, name, modeOr(sa, defaultFileMode), owner, true, false, [8]byte{})
+	h, a, err := rq.fs.Create(rq.cred, rq.h, name, modeOr(sa, defaultFileMode), true, false, [8]byte{})
 	switch {
 	case err == nil:
-		err = s.applyNewAttrs(&rq, h, sa, owner)
+		err = s.applyNewAttrs(&rq, h, &a, sa)
 	case args.How.Mode == wire.Unchecked && errors.Is(err, fs.ErrExist):
-		var a vfs.Attr
-		h, a, err = rq.fs.Lookup(rq.h, name)
+		h, a, err = rq.fs.Lookup(rq.cred, rq.h, name)
 		if err != nil {
 			break
 		}
@@ -78,7 +76,7 @@ func (s *Server) doCreate(call *oncrpc.Call, args *wire.CreateArgs, res *wire.Cr
 				return st
 			}
 			size := sa.Size.V
-			err = rq.fs.SetAttr(h, vfs.SetAttr{Size: &size})
+			err = rq.fs.SetAttr(rq.cred, h, vfs.SetAttr{Size: &size})
 		}
 	}
 	if err != nil {

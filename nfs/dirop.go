@@ -11,8 +11,9 @@ import (
 // Shared steps of the procedures that add or remove directory entries.
 
 // beginDirChange resolves directory fh for a change of entry name:
-// attributes before the change (into pre and wcc), NOTDIR, ROFS, write and
-// search permission, NAMETOOLONG, in knfsd's order.
+// attributes before the change (into pre and wcc), NOTDIR, ROFS,
+// NAMETOOLONG, in knfsd's order. Write and search permission are the
+// backend's (the kernel's) to check, as the caller.
 func (s *Server) beginDirChange(call *oncrpc.Call, proc string, fh []byte, name string, rq *req, pre *vfs.Attr, wcc *wire.WccData) wire.Status {
 	if st := s.resolve(call, fh, rq); st != wire.OK {
 		return st
@@ -29,9 +30,6 @@ func (s *Server) beginDirChange(call *oncrpc.Call, proc string, fh []byte, name 
 	if rq.ro {
 		return wire.ErrROFS
 	}
-	if st := permitDirChange(&rq.cred, pre); st != wire.OK {
-		return st
-	}
 	if len(name) > wire.MaxName {
 		return wire.ErrNameTooLong
 	}
@@ -42,27 +40,17 @@ func (s *Server) beginDirChange(call *oncrpc.Call, proc string, fh []byte, name 
 // one answers NFS3ERR_EXIST.
 func isDotName(name string) bool { return name == "." || name == ".." }
 
-// newOwner is the owner of an object created by c in directory dir: the
-// caller, with the directory's group when it is set-group-ID.
-func newOwner(c *Cred, dir *vfs.Attr) vfs.Owner {
-	o := vfs.Owner{UID: c.UID, GID: c.GID}
-	if dir.Mode&02000 != 0 {
-		o.GID = dir.GID
-	}
-	return o
-}
-
-// applyNewAttrs sets what sattr3 asks for on a just-created object beyond
-// what the create call itself took: owner and group (a different owner
-// only for root, a different group for root or a member), times, and a
-// non-zero size. Mode was passed to the create call.
-func (s *Server) applyNewAttrs(rq *req, h vfs.Handle, sa *wire.Sattr, owner vfs.Owner) error {
+// applyNewAttrs sets what sattr3 asks for on a just-created object a
+// beyond what the create call itself took: owner and group (only for
+// root, as knfsd's nfsd_create_setattr ignores them for anybody else),
+// times, and a non-zero size. Mode was passed to the create call.
+func (s *Server) applyNewAttrs(rq *req, h vfs.Handle, a *vfs.Attr, sa *wire.Sattr) error {
 	v := toSetAttr(sa, time.Now())
 	v.Mode = nil
-	if v.UID != nil && (*v.UID == owner.UID || rq.cred.UID != 0) {
+	if v.UID != nil && (*v.UID == a.UID || rq.cred.UID != 0) {
 		v.UID = nil
 	}
-	if v.GID != nil && (*v.GID == owner.GID || (rq.cred.UID != 0 && !rq.cred.inGroup(*v.GID))) {
+	if v.GID != nil && (*v.GID == a.GID || rq.cred.UID != 0) {
 		v.GID = nil
 	}
 	if v.Size != nil && *v.Size == 0 {
@@ -71,7 +59,7 @@ func (s *Server) applyNewAttrs(rq *req, h vfs.Handle, sa *wire.Sattr, owner vfs.
 	if isEmptySetAttr(&v) {
 		return nil
 	}
-	return rq.fs.SetAttr(h, v)
+	return rq.fs.SetAttr(rq.cred, h, v)
 }
 
 // finishCreate fills the CREATE / MKDIR / SYMLINK / MKNOD result for the

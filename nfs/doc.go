@@ -87,10 +87,18 @@
 //
 // # Permissions
 //
-// ACCESS and every other procedure check the caller's identity (after the
-// Authorize hook) against the mode bits with Unix semantics: checkAccess
-// for ACCESS, permit for the others (read for READ and READDIR, write for
-// WRITE and COMMIT with knfsd's owner override, write and search on the
-// directory to add or remove entries, the sticky bit for removal). Root
-// passes every check except executing a file without any x bit.
+// Every procedure runs as the caller's identity after the Authorize hook
+// (squashing; invalid ids 0xffffffff become nobody, in DefaultAuthorize
+// and in the daemon's hook): the backend takes the Cred and enforces the
+// Unix rules for it (on the OS backend the kernel does, with the thread's
+// fsuid, fsgid and groups set to the caller's; see vfs/doc.go,
+// "Identity"). The checks that stay here are the ones where NFS differs
+// from a local system call or where the backend uses a descriptor the
+// server opened: READ (read or execute permission, owner override),
+// WRITE, COMMIT and truncation (write permission, owner override), times
+// set to server time (write permission, owner override: NFS3ERR_ACCES),
+// READDIR (read permission), read-only exports (NFS3ERR_ROFS), and ACCESS,
+// answered from the mode bits (checkAccess). A failure the backend
+// reports is mapped in errors.go: EACCES to NFS3ERR_ACCES, EPERM to
+// NFS3ERR_PERM.
 package nfs

@@ -64,5 +64,5 @@ func supportsLinks(fs vfs.FS, root vfs.Handle) bool {
 	if ls, ok := fs.(LinkSupporter); ok {
 		return ls.SupportsLinks()
 	}
-	return !errors.Is(fs.Link(root, root, linkProbeName), vfs.ErrNotSupported)
+	return !errors.Is(fs.Link(vfs.Cred{}, root, root, linkProbeName), vfs.ErrNotSupported)
 }

@@ -46,7 +46,7 @@ func (s *Server) doLink(call *oncrpc.Call, args *wire.LinkArgs, res *wire.LinkRe
 	if a.Type == vfs.TypeDir {
 		return wire.ErrIsDir
 	}
-	err = dir.fs.Link(file.h, dir.h, args.Link.Name)
+	err = dir.fs.Link(dir.cred, file.h, dir.h, args.Link.Name)
 	res.Attr = file.postOp(file.h)
 	res.DirWcc.After = dir.postOp(dir.h)
 	return s.status("LINK", err)

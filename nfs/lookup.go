@@ -41,10 +41,8 @@ func (s *Server) doLookup(call *oncrpc.Call, args *wire.LookupArgs, res *wire.Lo
 	if len(args.Name) > wire.MaxName {
 		return wire.ErrNameTooLong
 	}
-	if st := permit(&rq.cred, &dir, mayExec, false); st != wire.OK {
-		return st
-	}
-	h, a, err := rq.fs.Lookup(rq.h, args.Name)
+	// Search permission is the backend's to check, as the caller.
+	h, a, err := rq.fs.Lookup(rq.cred, rq.h, args.Name)
 	if err != nil {
 		return s.status("LOOKUP", err)
 	}

@@ -32,14 +32,10 @@ func (s *Server) doMkdir(call *oncrpc.Call, args *wire.MkdirArgs, res *wire.Mkdi
 	if isDotName(args.Where.Name) {
 		return wire.ErrExist // as knfsd's nfsd_create, nfsd_link, nfsd_symlink
 	}
-	owner := newOwner(&rq.cred, &dir)
-	mode := modeOr(&args.Attr, defaultDirMode)
-	if dir.Mode&02000 != 0 {
-		mode |= 02000 // set-group-ID directories propagate, as on Linux
-	}
-	h, _, err := rq.fs.Mkdir(rq.h, args.Where.Name, mode, owner)
+	// The backend passes a set-group-ID bit of dir on, as Linux does.
+	h, a, err := rq.fs.Mkdir(rq.cred, rq.h, args.Where.Name, modeOr(&args.Attr, defaultDirMode))
 	if err == nil {
-		err = s.applyNewAttrs(&rq, h, &args.Attr, owner)
+		err = s.applyNewAttrs(&rq, h, &a, &args.Attr)
 	}
 	if err != nil {
 		res.DirWcc.After = rq.postOp(rq.h)

@@ -45,7 +45,7 @@ func (s *Server) doReaddirplus(rq *req, args *wire.ReaddirplusArgs, reply *oncrp
 	for i := range entries {
 		e := &entries[i]
 		ep := wire.EntryPlus{FileID: e.FileID, Name: e.Name, Cookie: e.Cookie}
-		if h, a, err := rq.fs.Lookup(rq.h, e.Name); err == nil {
+		if h, a, err := rq.fs.Lookup(rq.cred, rq.h, e.Name); err == nil {
 			if fh := makeHandle(&buf, rq.ex.FSID, h); fh != nil {
 				ep.Attr = rq.attrOp(&a)
 				ep.FH = wire.PostOpFH{Set: true, FH: fh}

@@ -29,28 +29,13 @@ func (s *Server) doUnlink(call *oncrpc.Call, proc string, args *wire.DirOpArgs, 
 	if st := s.beginDirChange(call, proc, args.Dir, args.Name, &rq, &dir, wcc); st != wire.OK {
 		return st
 	}
-	if st := s.checkSticky(&rq, proc, &dir, rq.h, args.Name); st != wire.OK {
-		return st
-	}
+	// Write permission and the sticky rule are the backend's.
 	var err error
 	if rmdir {
-		err = rq.fs.Rmdir(rq.h, args.Name)
+		err = rq.fs.Rmdir(rq.cred, rq.h, args.Name)
 	} else {
-		err = rq.fs.Remove(rq.h, args.Name)
+		err = rq.fs.Remove(rq.cred, rq.h, args.Name)
 	}
 	wcc.After = rq.postOp(rq.h)
 	return s.status(proc, err)
-}
-
-// checkSticky enforces the sticky-directory rule for removing name from
-// dir; it looks the entry up only when the rule could apply.
-func (s *Server) checkSticky(rq *req, proc string, dir *vfs.Attr, dh vfs.Handle, name string) wire.Status {
-	if dir.Mode&01000 == 0 || rq.cred.UID == 0 || rq.cred.UID == dir.UID {
-		return wire.OK
-	}
-	_, child, err := rq.fs.Lookup(dh, name)
-	if err != nil {
-		return s.status(proc, err)
-	}
-	return permitSticky(&rq.cred, dir, &child)
 }

@@ -43,10 +43,10 @@ func (s *Server) doRename(call *oncrpc.Call, args *wire.RenameArgs, res *wire.Re
 	if from.ex != to.ex {
 		return wire.ErrXDev
 	}
-	if st := s.checkSticky(&from, "RENAME", &fromDir, from.h, args.From.Name); st != wire.OK {
-		return st
-	}
-	err := from.fs.Rename(from.h, args.From.Name, to.h, args.To.Name)
+	// Permissions (both directories, the sticky rule on the source and
+	// on a replaced target, write permission on a directory that changes
+	// parent) are the backend's.
+	err := from.fs.Rename(from.cred, from.h, args.From.Name, to.h, args.To.Name)
 	res.FromWcc.After = from.postOp(from.h)
 	res.ToWcc.After = to.postOp(to.h)
 	return s.status("RENAME", err)

@@ -57,13 +57,9 @@ func (l ExportList) ByFSID(fsid uint32) (*Export, bool) {
 	return nil, false
 }
 
-// Cred is the identity a call runs as, after any squashing.
-type Cred struct {
-	UID, GID uint32
-	// GIDs are the supplementary groups; they may alias the call's
-	// credential and are valid for the call only.
-	GIDs []uint32
-}
+// Cred is the identity a call runs as, after any squashing: the backend
+// runs the call's file system operations as this identity.
+type Cred = vfs.Cred
 
 // Nobody is the identity of AUTH_NONE calls under DefaultAuthorize.
 const Nobody = 65534
@@ -76,12 +72,25 @@ const Nobody = 65534
 type AuthorizeFunc func(call *oncrpc.Call, e *Export) (cred Cred, readOnly bool, status wire.Status)
 
 // DefaultAuthorize lets every caller in with its AUTH_SYS identity
-// (AUTH_NONE runs as nobody) and e.ReadOnly.
+// (AUTH_NONE runs as nobody) and e.ReadOnly. A uid or gid of 0xffffffff
+// (vfs.InvalidID, which the kernel reads as "no change") becomes nobody,
+// and a supplementary list holding it is dropped, as knfsd's
+// nfsd_setuser maps invalid ids to the anonymous ones.
 func DefaultAuthorize(call *oncrpc.Call, e *Export) (Cred, bool, wire.Status) {
-	if call.HasUnix {
-		return Cred{UID: call.Unix.UID, GID: call.Unix.GID, GIDs: call.Unix.GIDs()}, e.ReadOnly, wire.OK
+	if !call.HasUnix {
+		return Cred{UID: Nobody, GID: Nobody}, e.ReadOnly, wire.OK
 	}
-	return Cred{UID: Nobody, GID: Nobody}, e.ReadOnly, wire.OK
+	c := Cred{UID: call.Unix.UID, GID: call.Unix.GID, GIDs: call.Unix.GIDs()}
+	if c.UID == vfs.InvalidID {
+		c.UID = Nobody
+	}
+	if c.GID == vfs.InvalidID {
+		c.GID = Nobody
+	}
+	if !c.Valid() {
+		c.GIDs = nil
+	}
+	return c, e.ReadOnly, wire.OK
 }
 
 // Config configures a Server.
@@ -202,6 +211,11 @@ func (s *Server) resolve(call *oncrpc.Call, fh []byte, rq *req) wire.Status {
 	cred, ro, st := s.authorize(call, ex)
 	if st != wire.OK {
 		return st
+	}
+	if !cred.Valid() {
+		// An Authorize hook must map invalid ids; refusing is the safe
+		// answer when one did not.
+		return wire.ErrAcces
 	}
 	*rq = req{ex: ex, fs: ex.FS, h: h, cred: cred, ro: ro}
 	return wire.OK

@@ -95,7 +95,7 @@ func TestStatusMapping(t *testing.T) {
 func TestReadOnlyAndAuthorize(t *testing.T) {
 	mem := vfs.NewMem(vfs.MemOptions{})
 	defer mem.Close()
-	f, _, err := mem.Create(mem.Root(), "f", 0666, vfs.Owner{}, false, false, [8]byte{})
+	f, _, err := mem.Create(vfs.Cred{}, mem.Root(), "f", 0666, false, false, [8]byte{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,11 +168,11 @@ func within(p, buf []byte) bool {
 	return s >= b && s+uintptr(len(p)) <= b+uintptr(len(buf))
 }
 
-func (o *ownershipFS) WriteAt(h vfs.Handle, p []byte, off int64, sync bool) (int, error) {
+func (o *ownershipFS) WriteAt(c vfs.Cred, h vfs.Handle, p []byte, off int64, sync bool) (int, error) {
 	if !within(p, *o.msg) {
 		o.t.Error("WRITE data is not a sub-slice of the call buffer")
 	}
-	return o.flatFS.WriteAt(h, p, off, sync)
+	return o.flatFS.WriteAt(c, h, p, off, sync)
 }
 
 func (o *ownershipFS) ReadAt(h vfs.Handle, p []byte, off int64) (int, bool, error) {

@@ -19,13 +19,13 @@ type syncFS struct {
 	syncedWrites, unsyncedWrites, commits int
 }
 
-func (f *syncFS) WriteAt(h vfs.Handle, p []byte, off int64, sync bool) (int, error) {
+func (f *syncFS) WriteAt(c vfs.Cred, h vfs.Handle, p []byte, off int64, sync bool) (int, error) {
 	if sync {
 		f.syncedWrites++
 	} else {
 		f.unsyncedWrites++
 	}
-	return f.flatFS.WriteAt(h, p, off, sync)
+	return f.flatFS.WriteAt(c, h, p, off, sync)
 }
 
 func (f *syncFS) Commit(vfs.Handle) error {

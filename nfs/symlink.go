@@ -37,8 +37,7 @@ func (s *Server) doSymlink(call *oncrpc.Call, args *wire.SymlinkArgs, res *wire.
 	if args.Target == "" {
 		return wire.ErrInval
 	}
-	owner := newOwner(&rq.cred, &dir)
-	h, _, err := rq.fs.Symlink(rq.h, args.Where.Name, args.Target, defaultSymlinkMode, owner)
+	h, _, err := rq.fs.Symlink(rq.cred, rq.h, args.Where.Name, args.Target, defaultSymlinkMode)
 	if err != nil {
 		res.DirWcc.After = rq.postOp(rq.h)
 		return s.status("SYMLINK", err)

@@ -45,7 +45,7 @@ func (s *Server) doWrite(rq *req, args *wire.WriteArgs, res *wire.WriteRes) wire
 		return wire.ErrFBig
 	}
 	sync := args.Stable != wire.Unstable && !rq.ex.Async
-	n, err := rq.fs.WriteAt(rq.h, args.Data, int64(args.Offset), sync)
+	n, err := rq.fs.WriteAt(rq.cred, rq.h, args.Data, int64(args.Offset), sync)
 	res.Wcc.After = rq.postOp(rq.h)
 	if err != nil {
 		return s.status("WRITE", err)

@@ -56,8 +56,8 @@ func (f *countingFS) ReadAt(h vfs.Handle, p []byte, off int64) (int, bool, error
 	return n, eof, err
 }
 
-func (f *countingFS) WriteAt(h vfs.Handle, p []byte, off int64, sync bool) (int, error) {
-	n, err := f.openFiler.WriteAt(h, p, off, sync)
+func (f *countingFS) WriteAt(c vfs.Cred, h vfs.Handle, p []byte, off int64, sync bool) (int, error) {
+	n, err := f.openFiler.WriteAt(c, h, p, off, sync)
 	f.written.Add(int64(n))
 	return n, err
 }

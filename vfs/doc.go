@@ -115,17 +115,76 @@
 // character or block device with EINVAL. An UNCHECKED create of a name
 // that exists but is not a regular file fails with EEXIST, as in knfsd.
 //
+// # Identity
+//
+// Methods that take a Cred act as that identity (the caller's, after the
+// NFS layer's squashing; the zero Cred is root). A Cred holding
+// 0xffffffff (InvalidID) is refused with EINVAL before any system call.
+//
+// OS backend: the identity-dependent system calls run with the calling
+// thread's fsuid, fsgid and supplementary groups set to the Cred (raw
+// per-thread setfsuid, setfsgid and setgroups on a goroutine locked to
+// its thread, restored before it is unlocked; ident_linux.go says why no
+// other goroutine or new thread can see them). Handles are resolved as
+// the server (open_by_handle_at needs CAP_DAC_READ_SEARCH, which a
+// non-zero fsuid drops), then the operation runs as the caller. So these
+// rules are the kernel's, applied atomically with the operation:
+//
+//   - search permission for Lookup (".", ".." included) and every name
+//     lookup; write and search permission on directories for Create,
+//     Mkdir, Symlink, Mknod, Remove, Rmdir, Rename and Link;
+//   - the sticky bit, for Remove, for the source of Rename and for a
+//     target Rename replaces;
+//   - write permission on a directory Rename moves to a new parent;
+//   - the owner of new objects: the caller's fsuid, and fsgid or the
+//     directory's group when it is set-group-ID, set by the creating
+//     call itself (no chown follows, so there is no moment when the
+//     object is anybody else's and no name to race for); a new directory
+//     inherits set-group-ID; a non-member cannot create a
+//     group-executable set-group-ID file in such a directory;
+//   - chown (a new owner needs root, a new group ownership and
+//     membership), chmod (ownership; set-group-ID dropped for a
+//     non-member of the file's group), explicit times (ownership) and
+//     times set to now (ownership or write permission), all EPERM or
+//     EACCES as the kernel answers;
+//   - set-user-ID and set-group-ID cleared by a write or truncation from
+//     a caller without CAP_FSETID (anybody but root): WriteAt runs the
+//     pwrite as the caller when the file has either bit, else as the
+//     server (the outcome is the same and the data path pays no switch);
+//     SetAttr truncates as the caller;
+//   - device nodes need CAP_MKNOD (EPERM for anybody but root);
+//   - fs.protected_hardlinks: Link of a file the caller neither owns nor
+//     may read and write is EPERM (the link is made through the
+//     descriptor's /proc/self/fd name, as linkat's AT_EMPTY_PATH needs
+//     CAP_DAC_READ_SEARCH);
+//   - POSIX ACLs and anything else the kernel checks, likewise.
+//
+// The mode of a new object is exactly the one asked for: where the
+// process umask took bits away, fchmod restores them as the caller (the
+// kernel's set-group-ID rules apply to that too). Symbolic links are
+// always 0777.
+//
+// What runs as the server, because it uses descriptors the server opened
+// or needs no permission: GetAttr, ReadLink, ReadAt, ReadFD, Commit,
+// ReadDir, FSStat, and the writes of WriteAt to files without set-id
+// bits. The NFS layer checks READ, WRITE, COMMIT, READDIR and truncation
+// itself, with NFS's owner override (knfsd's NFSD_MAY_OWNER_OVERRIDE: the
+// owner may write a file whose mode denies it, through the open that made
+// it), and answers ACCESS from the mode bits; those are the only
+// permission rules in code on the OS backend.
+//
+// Memory backend: it has no kernel, so it applies the same rules itself
+// (mem.go: memPermit, memSticky, newOwner, killPriv, memPermitSetAttr),
+// from the mode bits (no ACLs); vfstest's identity cases run against both
+// backends with the same expectations.
+//
 // # Creating objects
 //
-// New objects get exactly the mode given (the process umask plays no
-// part: the mode is set with fchmodat after creation) and are owned by
-// the Owner given (chown first, since chown clears set-id bits). Symbolic
-// links always have mode 0777. An EXCLUSIVE create keeps the verifier as
-// knfsd does: mtime seconds = verf[0:4], atime seconds = verf[4:8]
-// (big-endian, top bit cleared, nanoseconds zero); a retransmission finds
-// the file, compares the times and a zero size, and returns the same
-// file or ErrExclusiveMismatch. The NFS layer's following SETATTR of the
-// real times retires the verifier.
+// An EXCLUSIVE create keeps the verifier as knfsd does: mtime seconds =
+// verf[0:4], atime seconds = verf[4:8] (big-endian, top bit cleared,
+// nanoseconds zero); a retransmission finds the file, compares the times
+// and a zero size, and returns the same file or ErrExclusiveMismatch. The
+// NFS layer's following SETATTR of the real times retires the verifier.
 //
 // # ReadDir cookies
 //

@@ -22,7 +22,7 @@ func TestOSFileLocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fs.Close()
-	h, _, err := fs.Lookup(fs.Root(), "f")
+	h, _, err := fs.Lookup(Cred{}, fs.Root(), "f")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -378,12 +378,15 @@ func (m *MemFS) GetAttr(h Handle) (Attr, error) {
 	return m.attr(n)
 }
 
-// SetAttr changes attributes in the order the OS backend does: owner
-// (clearing set-id bits of a regular file, as Linux), mode (ignored on
-// symlinks), size, times.
-func (m *MemFS) SetAttr(h Handle, s SetAttr) error {
+// SetAttr changes attributes as c in the order the OS backend does:
+// owner (clearing set-id bits of a regular file, as Linux), mode (ignored
+// on symlinks), size, times, with the kernel's rules (memPermitSetAttr).
+func (m *MemFS) SetAttr(c Cred, h Handle, s SetAttr) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if !c.Valid() {
+		return syscall.EINVAL
+	}
 	n, err := m.resolve(h)
 	if err != nil {
 		return err
@@ -396,6 +399,12 @@ func (m *MemFS) SetAttr(h Handle, s SetAttr) error {
 		if *s.Size > math.MaxInt64 {
 			return pathErr("truncate", "", syscall.EFBIG)
 		}
+	}
+	if err := checkChownIDs(&c, &s); err != nil {
+		return err
+	}
+	if err := memPermitSetAttr(&c, n, &s); err != nil {
+		return err
 	}
 	if s.UID != nil || s.GID != nil {
 		if s.UID != nil {
@@ -414,6 +423,9 @@ func (m *MemFS) SetAttr(h Handle, s SetAttr) error {
 	}
 	if s.Mode != nil && n.typ != TypeLnk {
 		n.mode = *s.Mode & 0o7777
+		if c.UID != 0 && !c.InGroup(n.gid) {
+			n.mode &^= 0o2000 // as setattr_prepare
+		}
 		n.ctime = now
 	}
 	if s.Size != nil {
@@ -424,27 +436,40 @@ func (m *MemFS) SetAttr(h Handle, s SetAttr) error {
 		if err := f.Truncate(int64(*s.Size)); err != nil {
 			return billyErr("truncate", n.path, err)
 		}
+		killPriv(&c, n)
 		touch(n, now)
 	}
-	if s.Atime != nil {
+	switch {
+	case s.AtimeNow:
+		n.atime, n.ctime = now, now
+	case s.Atime != nil:
 		n.atime, n.ctime = *s.Atime, now
 	}
-	if s.Mtime != nil {
+	switch {
+	case s.MtimeNow:
+		n.mtime, n.ctime = now, now
+	case s.Mtime != nil:
 		n.mtime, n.ctime = *s.Mtime, now
 	}
 	return nil
 }
 
-// Lookup finds name in dir.
-func (m *MemFS) Lookup(dir Handle, name string) (Handle, Attr, error) {
+// Lookup finds name in dir; c needs search permission on dir.
+func (m *MemFS) Lookup(c Cred, dir Handle, name string) (Handle, Attr, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if !c.Valid() {
+		return nil, Attr{}, syscall.EINVAL
+	}
 	d, err := m.resolve(dir)
 	if err != nil {
 		return nil, Attr{}, err
 	}
 	if d.typ != TypeDir {
 		return nil, Attr{}, pathErr("lookup", name, syscall.ENOTDIR)
+	}
+	if err := memPermit(&c, d, MayExec, "lookup", name); err != nil {
+		return nil, Attr{}, err
 	}
 	var n *memNode
 	switch name {
@@ -539,10 +564,14 @@ func (m *MemFS) ReadAt(h Handle, p []byte, off int64) (int, bool, error) {
 }
 
 // WriteAt writes through the cached open billy file; sync calls the
-// file's Sync method when it has one.
-func (m *MemFS) WriteAt(h Handle, p []byte, off int64, sync bool) (int, error) {
+// file's Sync method when it has one. A write by c clears set-id bits as
+// Linux does for a writer without CAP_FSETID.
+func (m *MemFS) WriteAt(cred Cred, h Handle, p []byte, off int64, sync bool) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if !cred.Valid() {
+		return 0, syscall.EINVAL
+	}
 	n, err := m.resolve(h)
 	if err != nil {
 		return 0, err
@@ -568,6 +597,7 @@ func (m *MemFS) WriteAt(h Handle, p []byte, off int64, sync bool) (int, error) {
 		c, err = f.Write(p)
 	}
 	if c > 0 {
+		killPriv(&cred, n)
 		touch(n, time.Now())
 	}
 	if err != nil {
@@ -608,11 +638,17 @@ func (m *MemFS) Commit(h Handle) error {
 
 // Create makes a regular file; see FS.Create. The verifier of an
 // EXCLUSIVE create is kept in the times, as the OS backend does.
-func (m *MemFS) Create(dir Handle, name string, mode uint32, owner Owner, guarded, exclusive bool, verf [8]byte) (Handle, Attr, error) {
+func (m *MemFS) Create(c Cred, dir Handle, name string, mode uint32, guarded, exclusive bool, verf [8]byte) (Handle, Attr, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if !c.Valid() {
+		return nil, Attr{}, syscall.EINVAL
+	}
 	d, err := m.resolveDir(dir, "create", name)
 	if err != nil {
+		return nil, Attr{}, err
+	}
+	if err := memPermit(&c, d, MayExec, "create", name); err != nil {
 		return nil, Attr{}, err
 	}
 	n, err := m.child(d, name)
@@ -635,12 +671,16 @@ func (m *MemFS) Create(dir Handle, name string, mode uint32, owner Owner, guarde
 		}
 		return m.handle(n), a, nil
 	}
+	if err := memPermit(&c, d, MayWrite|MayExec, "create", name); err != nil {
+		return nil, Attr{}, err
+	}
 	p := join(d.path, name)
 	f, err := m.bfs.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, os.FileMode(mode&0o777))
 	if err != nil {
 		return nil, Attr{}, billyErr("create", name, err)
 	}
 	now := time.Now()
+	owner, mode := newOwner(&c, d, TypeReg, mode)
 	n = m.newNode(p, TypeReg, mode, owner, now)
 	if exclusive {
 		va, vm := exclusiveTimes(verf)
@@ -652,9 +692,10 @@ func (m *MemFS) Create(dir Handle, name string, mode uint32, owner Owner, guarde
 	return m.handle(n), a, err
 }
 
-// made finishes a creation: node, cookie sequence, attributes.
-func (m *MemFS) made(d *memNode, name string, t FileType, mode uint32, owner Owner) (Handle, Attr, error) {
+// made finishes a creation by c: node, cookie sequence, attributes.
+func (m *MemFS) made(c *Cred, d *memNode, name string, t FileType, mode uint32) (Handle, Attr, error) {
 	now := time.Now()
+	owner, mode := newOwner(c, d, t, mode)
 	n := m.newNode(join(d.path, name), t, mode, owner, now)
 	enter(d, name, now)
 	a, err := m.attr(n)
@@ -664,8 +705,13 @@ func (m *MemFS) made(d *memNode, name string, t FileType, mode uint32, owner Own
 	return m.handle(n), a, nil
 }
 
-// free checks that name does not exist in d.
-func (m *MemFS) free(d *memNode, op, name string) error {
+// free checks, as the kernel's filename_create and may_create do for c,
+// that d may be searched, that name does not exist in d, and that d may
+// be written.
+func (m *MemFS) free(c *Cred, d *memNode, op, name string) error {
+	if err := memPermit(c, d, MayExec, op, name); err != nil {
+		return err
+	}
 	n, err := m.child(d, name)
 	if err != nil {
 		return err
@@ -673,30 +719,36 @@ func (m *MemFS) free(d *memNode, op, name string) error {
 	if n != nil {
 		return pathErr(op, name, syscall.EEXIST)
 	}
-	return nil
+	return memPermit(c, d, MayWrite|MayExec, op, name)
 }
 
 // Mkdir makes a directory.
-func (m *MemFS) Mkdir(dir Handle, name string, mode uint32, owner Owner) (Handle, Attr, error) {
+func (m *MemFS) Mkdir(c Cred, dir Handle, name string, mode uint32) (Handle, Attr, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if !c.Valid() {
+		return nil, Attr{}, syscall.EINVAL
+	}
 	d, err := m.resolveDir(dir, "mkdir", name)
 	if err != nil {
 		return nil, Attr{}, err
 	}
-	if err := m.free(d, "mkdir", name); err != nil {
+	if err := m.free(&c, d, "mkdir", name); err != nil {
 		return nil, Attr{}, err
 	}
 	if err := m.bfs.MkdirAll(join(d.path, name), os.FileMode(mode&0o777)); err != nil {
 		return nil, Attr{}, billyErr("mkdir", name, err)
 	}
-	return m.made(d, name, TypeDir, mode, owner)
+	return m.made(&c, d, name, TypeDir, mode)
 }
 
 // Symlink makes a symbolic link; mode is ignored (0777, as Linux).
-func (m *MemFS) Symlink(dir Handle, name, target string, mode uint32, owner Owner) (Handle, Attr, error) {
+func (m *MemFS) Symlink(c Cred, dir Handle, name, target string, mode uint32) (Handle, Attr, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if !c.Valid() {
+		return nil, Attr{}, syscall.EINVAL
+	}
 	d, err := m.resolveDir(dir, "symlink", name)
 	if err != nil {
 		return nil, Attr{}, err
@@ -709,23 +761,26 @@ func (m *MemFS) Symlink(dir Handle, name, target string, mode uint32, owner Owne
 	case len(target) >= 4096:
 		return nil, Attr{}, pathErr("symlink", name, syscall.ENAMETOOLONG)
 	}
-	if err := m.free(d, "symlink", name); err != nil {
+	if err := m.free(&c, d, "symlink", name); err != nil {
 		return nil, Attr{}, err
 	}
 	if err := m.bfs.Symlink(target, join(d.path, name)); err != nil {
 		return nil, Attr{}, billyErr("symlink", name, err)
 	}
-	return m.made(d, name, TypeLnk, 0o777, owner)
+	return m.made(&c, d, name, TypeLnk, 0o777)
 }
 
 // Mknod makes a FIFO, socket or device node: an empty billy file whose
 // kind lives in the side table (and is lost with it). EINVAL for other
 // types.
-func (m *MemFS) Mknod(dir Handle, name string, typ FileType, mode uint32, major, minor uint32, owner Owner) (Handle, Attr, error) {
+func (m *MemFS) Mknod(c Cred, dir Handle, name string, typ FileType, mode uint32, major, minor uint32) (Handle, Attr, error) {
 	switch typ {
 	case TypeFIFO, TypeSock, TypeChr, TypeBlk:
 	default:
 		return nil, Attr{}, pathErr("mknod", name, syscall.EINVAL)
+	}
+	if !c.Valid() {
+		return nil, Attr{}, syscall.EINVAL
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -733,8 +788,11 @@ func (m *MemFS) Mknod(dir Handle, name string, typ FileType, mode uint32, major,
 	if err != nil {
 		return nil, Attr{}, err
 	}
-	if err := m.free(d, "mknod", name); err != nil {
+	if err := m.free(&c, d, "mknod", name); err != nil {
 		return nil, Attr{}, err
+	}
+	if (typ == TypeChr || typ == TypeBlk) && c.UID != 0 {
+		return nil, Attr{}, pathErr("mknod", name, syscall.EPERM) // CAP_MKNOD
 	}
 	f, err := m.bfs.OpenFile(join(d.path, name), os.O_RDWR|os.O_CREATE|os.O_EXCL, os.FileMode(mode&0o777))
 	if err != nil {
@@ -743,7 +801,7 @@ func (m *MemFS) Mknod(dir Handle, name string, typ FileType, mode uint32, major,
 	if err := f.Close(); err != nil {
 		return nil, Attr{}, billyErr("mknod", name, err)
 	}
-	h, a, err := m.made(d, name, typ, mode, owner)
+	h, a, err := m.made(&c, d, name, typ, mode)
 	if err == nil && (typ == TypeChr || typ == TypeBlk) {
 		n := m.byPath[join(d.path, name)]
 		n.major, n.minor = major, minor
@@ -752,20 +810,20 @@ func (m *MemFS) Mknod(dir Handle, name string, typ FileType, mode uint32, major,
 	return h, a, err
 }
 
-// Remove unlinks a non-directory.
-func (m *MemFS) Remove(dir Handle, name string) error {
+// Remove unlinks a non-directory as c.
+func (m *MemFS) Remove(c Cred, dir Handle, name string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if !c.Valid() {
+		return syscall.EINVAL
+	}
 	d, err := m.resolveDir(dir, "remove", name)
 	if err != nil {
 		return err
 	}
-	n, err := m.child(d, name)
+	n, err := m.victim(&c, d, "remove", name)
 	if err != nil {
 		return err
-	}
-	if n == nil {
-		return pathErr("remove", name, syscall.ENOENT)
 	}
 	if n.typ == TypeDir {
 		return pathErr("remove", name, syscall.EISDIR)
@@ -788,20 +846,20 @@ func (m *MemFS) empty(n *memNode) (bool, error) {
 	return len(fis) == 0, nil
 }
 
-// Rmdir removes an empty directory.
-func (m *MemFS) Rmdir(dir Handle, name string) error {
+// Rmdir removes an empty directory as c.
+func (m *MemFS) Rmdir(c Cred, dir Handle, name string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if !c.Valid() {
+		return syscall.EINVAL
+	}
 	d, err := m.resolveDir(dir, "rmdir", name)
 	if err != nil {
 		return err
 	}
-	n, err := m.child(d, name)
+	n, err := m.victim(&c, d, "rmdir", name)
 	if err != nil {
 		return err
-	}
-	if n == nil {
-		return pathErr("rmdir", name, syscall.ENOENT)
 	}
 	if n.typ != TypeDir {
 		return pathErr("rmdir", name, syscall.ENOTDIR)
@@ -824,9 +882,12 @@ func (m *MemFS) Rmdir(dir Handle, name string) error {
 // replaces only an empty directory (else ENOTDIR / ENOTEMPTY), a
 // non-directory only a non-directory (else EISDIR), and a directory
 // cannot move below itself (EINVAL).
-func (m *MemFS) Rename(fromDir Handle, fromName string, toDir Handle, toName string) error {
+func (m *MemFS) Rename(c Cred, fromDir Handle, fromName string, toDir Handle, toName string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if !c.Valid() {
+		return syscall.EINVAL
+	}
 	fd, err := m.resolveDir(fromDir, "rename", fromName)
 	if err != nil {
 		return err
@@ -835,16 +896,23 @@ func (m *MemFS) Rename(fromDir Handle, fromName string, toDir Handle, toName str
 	if err != nil {
 		return err
 	}
-	src, err := m.child(fd, fromName)
+	src, err := m.victim(&c, fd, "rename", fromName)
 	if err != nil {
 		return err
-	}
-	if src == nil {
-		return &os.LinkError{Op: "rename", Old: fromName, New: toName, Err: syscall.ENOENT}
 	}
 	from, to := src.path, join(td.path, toName)
 	if from == to {
 		return nil
+	}
+	if err := memPermit(&c, td, MayWrite|MayExec, "rename", toName); err != nil {
+		return err
+	}
+	if src.typ == TypeDir && fd != td {
+		// Its ".." entry changes: write permission on the directory
+		// itself, as the kernel's may_delete / vfs_rename.
+		if err := memPermit(&c, src, MayWrite, "rename", fromName); err != nil {
+			return err
+		}
 	}
 	if src.typ == TypeDir && strings.HasPrefix(to, from+"/") {
 		return &os.LinkError{Op: "rename", Old: fromName, New: toName, Err: syscall.EINVAL}
@@ -854,6 +922,9 @@ func (m *MemFS) Rename(fromDir Handle, fromName string, toDir Handle, toName str
 		return err
 	}
 	if dst != nil {
+		if err := memSticky(&c, td, dst, "rename", toName); err != nil {
+			return err
+		}
 		var e syscall.Errno
 		switch {
 		case src.typ == TypeDir && dst.typ != TypeDir:
@@ -978,9 +1049,12 @@ func (m *MemFS) copyFile(from, to string, perm os.FileMode) error {
 }
 
 // Link is not supported: billy has no hard links.
-func (m *MemFS) Link(h Handle, dir Handle, name string) error {
+func (m *MemFS) Link(c Cred, h Handle, dir Handle, name string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if !c.Valid() {
+		return syscall.EINVAL
+	}
 	if _, err := m.resolve(h); err != nil {
 		return err
 	}
@@ -1093,3 +1167,110 @@ func (m *MemFS) Close() error {
 	}
 	return nil
 }
+
+// Permission rules of the memory backend: the kernel's, applied by hand
+// since billy has no identities (see doc.go, "Identity").
+
+func memAttr(n *memNode) Attr { return Attr{Type: n.typ, Mode: n.mode, UID: n.uid, GID: n.gid} }
+
+// memPermit is EACCES unless c may access n as may.
+func memPermit(c *Cred, n *memNode, may uint32, op, name string) error {
+	a := memAttr(n)
+	if c.May(&a, may) {
+		return nil
+	}
+	return pathErr(op, name, syscall.EACCES)
+}
+
+// memSticky is the sticky-directory rule of may_delete: in a sticky
+// directory only the owner of the entry or of the directory (or root) may
+// remove or replace it (EPERM).
+func memSticky(c *Cred, d, n *memNode, op, name string) error {
+	if d.mode&0o1000 == 0 || c.UID == 0 || c.UID == d.uid || c.UID == n.uid {
+		return nil
+	}
+	return pathErr(op, name, syscall.EPERM)
+}
+
+// victim finds name in d for removal or renaming by c: search and write
+// permission on d, ENOENT, the sticky rule.
+func (m *MemFS) victim(c *Cred, d *memNode, op, name string) (*memNode, error) {
+	if err := memPermit(c, d, MayExec, op, name); err != nil {
+		return nil, err
+	}
+	n, err := m.child(d, name)
+	if err != nil {
+		return nil, err
+	}
+	if n == nil {
+		return nil, pathErr(op, name, syscall.ENOENT)
+	}
+	if err := memPermit(c, d, MayWrite|MayExec, op, name); err != nil {
+		return nil, err
+	}
+	if err := memSticky(c, d, n, op, name); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// newOwner is the owner and mode of an object c creates in d, as the
+// kernel's inode_init_owner: c's uid; the directory's group when it is
+// set-group-ID (a new directory then inherits the bit), else c's gid; a
+// set-group-ID bit on a group-executable file is dropped when c is
+// neither root nor a member of that group (mode_strip_sgid).
+func newOwner(c *Cred, d *memNode, t FileType, mode uint32) (Owner, uint32) {
+	o := Owner{UID: c.UID, GID: c.GID}
+	mode &= 0o7777
+	if d.mode&0o2000 != 0 {
+		o.GID = d.gid
+		if t == TypeDir {
+			mode |= 0o2000
+		} else if mode&0o2010 == 0o2010 && c.UID != 0 && !c.InGroup(d.gid) {
+			mode &^= 0o2000
+		}
+	}
+	return o, mode
+}
+
+// killPriv drops set-id bits of regular file n written or truncated by
+// c, as setattr_should_drop_suidgid for a caller without CAP_FSETID:
+// set-user-ID always, set-group-ID when group-executable or when c is
+// not in the file's group.
+func killPriv(c *Cred, n *memNode) {
+	if c.UID == 0 || n.typ != TypeReg {
+		return
+	}
+	n.mode &^= 0o4000
+	if n.mode&0o2000 != 0 && (n.mode&0o010 != 0 || !c.InGroup(n.gid)) {
+		n.mode &^= 0o2000
+	}
+}
+
+// memPermitSetAttr applies chown(2), chmod(2), truncate(2) and
+// utimensat(2)'s rules for c: a new owner needs root, a new group
+// ownership and membership, a mode and explicit times ownership (EPERM);
+// times set to now ownership or write permission (EACCES). Write
+// permission for a size change is the NFS layer's check (owner override).
+func memPermitSetAttr(c *Cred, n *memNode, s *SetAttr) error {
+	if c.UID == 0 {
+		return nil
+	}
+	owner := c.UID == n.uid
+	switch {
+	case s.UID != nil && *s.UID != n.uid,
+		s.GID != nil && *s.GID != n.gid && (!owner || !c.InGroup(*s.GID)),
+		s.Mode != nil && !owner,
+		((s.Atime != nil && !s.AtimeNow) || (s.Mtime != nil && !s.MtimeNow)) && !owner:
+		return pathErr("setattr", "", syscall.EPERM)
+	}
+	if (s.AtimeNow || s.MtimeNow) && !owner {
+		a := memAttr(n)
+		if !c.May(&a, MayWrite) {
+			return pathErr("utimes", "", syscall.EACCES)
+		}
+	}
+	return nil
+}
+
+var _ FS = (*MemFS)(nil)

@@ -35,11 +35,11 @@ func TestMemOpenFileCacheBounded(t *testing.T) {
 	root := m.Root()
 	var hs []vfs.Handle
 	for i := range 10 {
-		h, _, err := m.Create(root, string(rune('a'+i)), 0o644, vfs.Owner{}, true, false, [8]byte{})
+		h, _, err := m.Create(vfs.Cred{}, root, string(rune('a'+i)), 0o644, true, false, [8]byte{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := m.WriteAt(h, []byte{byte(i)}, 0, false); err != nil {
+		if _, err := m.WriteAt(vfs.Cred{}, h, []byte{byte(i)}, 0, false); err != nil {
 			t.Fatal(err)
 		}
 		hs = append(hs, h)
@@ -64,7 +64,7 @@ func TestMemHandlesOfAnotherInstanceAreStale(t *testing.T) {
 	a, b := vfs.NewMem(vfs.MemOptions{}), vfs.NewMem(vfs.MemOptions{})
 	defer a.Close()
 	defer b.Close()
-	h, _, err := a.Create(a.Root(), "f", 0o644, vfs.Owner{}, true, false, [8]byte{})
+	h, _, err := a.Create(vfs.Cred{}, a.Root(), "f", 0o644, true, false, [8]byte{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,11 +97,11 @@ func TestMemExternalChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	pre, pa, err := m.Lookup(m.Root(), "pre")
+	pre, pa, err := m.Lookup(vfs.Cred{}, m.Root(), "pre")
 	if err != nil || pa.Type != vfs.TypeDir || pa.UID != 7 || pa.Nlink != 3 {
 		t.Fatalf("pre: %+v %v", pa, err)
 	}
-	fh, fa, err := m.Lookup(pre, "file")
+	fh, fa, err := m.Lookup(vfs.Cred{}, pre, "file")
 	if err != nil || fa.Size != 11 || fa.Type != vfs.TypeReg || fa.GID != 8 {
 		t.Fatalf("file: %+v %v", fa, err)
 	}
@@ -128,7 +128,7 @@ func TestMemFSStat(t *testing.T) {
 	m := vfs.NewMem(vfs.MemOptions{})
 	defer m.Close()
 	s0, _ := m.FSStat()
-	if _, _, err := m.Mkdir(m.Root(), "d", 0o755, vfs.Owner{}); err != nil {
+	if _, _, err := m.Mkdir(vfs.Cred{}, m.Root(), "d", 0o755); err != nil {
 		t.Fatal(err)
 	}
 	s1, _ := m.FSStat()

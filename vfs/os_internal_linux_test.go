@@ -66,7 +66,7 @@ func TestOSOutsideRootHandleIsStale(t *testing.T) {
 		if _, err := f.GetAttr(h); !errors.Is(err, ErrStale) {
 			t.Errorf("signed handle of %s outside the export: %v, want ErrStale", p, err)
 		}
-		if _, _, err := f.Lookup(h, "file"); !errors.Is(err, ErrStale) {
+		if _, _, err := f.Lookup(Cred{}, h, "file"); !errors.Is(err, ErrStale) {
 			t.Errorf("lookup in %s: %v, want ErrStale", p, err)
 		}
 	}
@@ -106,11 +106,11 @@ func TestOSOutsideRootHandleIsStale(t *testing.T) {
 		}
 	}
 	// Moved out locally after issue: stale from then on.
-	h, _, err := f.Lookup(f.Root(), "in")
+	h, _, err := f.Lookup(Cred{}, f.Root(), "in")
 	if err != nil {
 		t.Fatal(err)
 	}
-	fh2, _, err := f.Lookup(h, "file")
+	fh2, _, err := f.Lookup(Cred{}, h, "file")
 	if err != nil {
 		t.Fatal(err)
 	}

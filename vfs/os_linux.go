@@ -339,26 +339,10 @@ func procFD(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
 // adopt turns fd, just opened on an object inside the export, into a
 // handle and attributes, caching it. fd is consumed.
 func (f *OSFS) adopt(fd int, op, name string) (Handle, Attr, error) {
-	return f.adoptMode(fd, op, name, -1)
-}
-
-// adoptMode is adopt that first makes the permission bits mode (when not
-// -1) if they are not already.
-func (f *OSFS) adoptMode(fd int, op, name string, mode int) (Handle, Attr, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
 		return nil, Attr{}, &os.PathError{Op: op, Path: name, Err: err}
-	}
-	if mode >= 0 && st.Mode&0o7777 != uint32(mode) {
-		err := chmodFD(fd, uint32(mode))
-		if err == nil {
-			err = unix.Fstat(fd, &st)
-		}
-		if err != nil {
-			unix.Close(fd)
-			return nil, Attr{}, err
-		}
 	}
 	fh, mnt, err := unix.NameToHandleAt(fd, "", unix.AT_EMPTY_PATH)
 	if err != nil {
@@ -479,10 +463,15 @@ func (f *OSFS) GetAttr(h Handle) (Attr, error) {
 	return statAttr(&st), nil
 }
 
-// SetAttr changes attributes in the order knfsd does: owner (which clears
-// set-id bits), mode, size, times. A mode on a symbolic link is ignored,
-// as knfsd does.
-func (f *OSFS) SetAttr(h Handle, s SetAttr) error {
+// SetAttr changes attributes as c, in the order knfsd does: owner (which
+// clears set-id bits), mode, size, times. A mode on a symbolic link is
+// ignored, as knfsd does. The kernel checks each change against c
+// (chown, chmod and explicit times need ownership, UTIME_NOW write
+// permission; chmod by a non-member of the file's group drops
+// set-group-ID; truncation by a caller without CAP_FSETID drops
+// set-user-ID); the truncate descriptor is opened as the server first,
+// since the NFS layer has already granted write access.
+func (f *OSFS) SetAttr(c Cred, h Handle, s SetAttr) error {
 	e, err := f.acquire(h)
 	if err != nil {
 		return err
@@ -492,6 +481,30 @@ func (f *OSFS) SetAttr(h Handle, s SetAttr) error {
 	if err := f.stat(e, &st); err != nil {
 		return err
 	}
+	if err := checkChownIDs(&c, &s); err != nil {
+		return err
+	}
+	tfd := -1
+	if s.Size != nil {
+		switch e.typ {
+		case TypeReg:
+		case TypeDir:
+			return pathErr("truncate", "", unix.EISDIR)
+		default:
+			return pathErr("truncate", "", unix.EINVAL)
+		}
+		if *s.Size > math.MaxInt64 {
+			return pathErr("truncate", "", unix.EFBIG)
+		}
+		if tfd, err = f.ioFD(e, true); err != nil {
+			return err
+		}
+	}
+	sw, err := become(&c)
+	if err != nil {
+		return err
+	}
+	defer unbecome(sw)
 	if s.UID != nil || s.GID != nil {
 		uid, gid := -1, -1
 		if s.UID != nil {
@@ -510,30 +523,22 @@ func (f *OSFS) SetAttr(h Handle, s SetAttr) error {
 		}
 	}
 	if s.Size != nil {
-		switch e.typ {
-		case TypeReg:
-		case TypeDir:
-			return pathErr("truncate", "", unix.EISDIR)
-		default:
-			return pathErr("truncate", "", unix.EINVAL)
-		}
-		if *s.Size > math.MaxInt64 {
-			return pathErr("truncate", "", unix.EFBIG)
-		}
-		fd, err := f.ioFD(e, true)
-		if err != nil {
-			return err
-		}
-		if err := unix.Ftruncate(fd, int64(*s.Size)); err != nil {
+		if err := unix.Ftruncate(tfd, int64(*s.Size)); err != nil {
 			return &os.PathError{Op: "truncate", Path: "", Err: err}
 		}
 	}
-	if s.Atime != nil || s.Mtime != nil {
+	if s.Atime != nil || s.Mtime != nil || s.AtimeNow || s.MtimeNow {
 		ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_OMIT}}
-		if s.Atime != nil {
+		switch {
+		case s.AtimeNow:
+			ts[0] = unix.Timespec{Nsec: unix.UTIME_NOW}
+		case s.Atime != nil:
 			ts[0] = unix.NsecToTimespec(s.Atime.UnixNano())
 		}
-		if s.Mtime != nil {
+		switch {
+		case s.MtimeNow:
+			ts[1] = unix.Timespec{Nsec: unix.UTIME_NOW}
+		case s.Mtime != nil:
 			ts[1] = unix.NsecToTimespec(s.Mtime.UnixNano())
 		}
 		if err := unix.UtimesNanoAt(e.fd, "", ts, unix.AT_EMPTY_PATH); err != nil {
@@ -558,8 +563,12 @@ func chmodFD(fd int, mode uint32) error {
 	return nil
 }
 
-// Lookup finds name in dir without following symbolic links.
-func (f *OSFS) Lookup(dir Handle, name string) (Handle, Attr, error) {
+// Lookup finds name in dir as c (the kernel checks search permission on
+// dir, for "." and ".." too) without following symbolic links. ".." of
+// the root is the root; any other ".." result goes through the
+// inside-the-export check, so a directory moved out of the export on the
+// server cannot lead further out.
+func (f *OSFS) Lookup(c Cred, dir Handle, name string) (Handle, Attr, error) {
 	de, err := f.acquire(dir)
 	if err != nil {
 		return nil, Attr{}, err
@@ -568,24 +577,47 @@ func (f *OSFS) Lookup(dir Handle, name string) (Handle, Attr, error) {
 	if de.typ != TypeDir {
 		return nil, Attr{}, pathErr("lookup", name, unix.ENOTDIR)
 	}
-	var fd int
+	self := name == "." || (name == ".." && de.ino == f.rootIno)
+	open := name
 	switch {
-	case name == "." || (name == ".." && de.ino == f.rootIno):
+	case self:
+		open = "."
+	case name == "..":
+	default:
+		if err := checkName("lookup", name); err != nil {
+			return nil, Attr{}, err
+		}
+	}
+	sw, err := become(&c)
+	if err != nil {
+		return nil, Attr{}, err
+	}
+	fd, err := unix.Openat(de.fd, open, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	unbecome(sw)
+	if err != nil {
+		return nil, Attr{}, &os.PathError{Op: "lookup", Path: name, Err: err}
+	}
+	if self {
+		unix.Close(fd)
 		var st unix.Stat_t
 		if err := f.stat(de, &st); err != nil {
 			return nil, Attr{}, err
 		}
 		return Handle(de.key), statAttr(&st), nil
-	case name == "..":
-		fd, err = unix.Openat(de.fd, "..", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	default:
-		if err := checkName("lookup", name); err != nil {
-			return nil, Attr{}, err
-		}
-		fd, err = unix.Openat(de.fd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	}
-	if err != nil {
-		return nil, Attr{}, &os.PathError{Op: "lookup", Path: name, Err: err}
+	if name == ".." {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			unix.Close(fd)
+			return nil, Attr{}, &os.PathError{Op: "lookup", Path: name, Err: err}
+		}
+		if ok, err := f.inside(fd, &st); !ok || err != nil {
+			unix.Close(fd)
+			if err != nil {
+				return nil, Attr{}, err
+			}
+			return nil, Attr{}, ErrStale
+		}
 	}
 	return f.adopt(fd, "lookup", name)
 }
@@ -686,10 +718,14 @@ func (f *OSFS) openForRead(h Handle, off int64) (*fdEntry, int, int64, error) {
 	return e, fd, st.Size, nil
 }
 
-// WriteAt pwrites p at off; with sync it fsyncs before returning (data
-// and metadata: fdatasync costs the same on ext4 and tmpfs here, see
-// nfs/write.go).
-func (f *OSFS) WriteAt(h Handle, p []byte, off int64, sync bool) (int, error) {
+// WriteAt pwrites p at off on the cached descriptor; with sync it fsyncs
+// before returning (data and metadata: fdatasync costs the same on ext4
+// and tmpfs here, see nfs/write.go). A file with set-user-ID or
+// set-group-ID bits is written as c, so that the kernel clears them when
+// c lacks CAP_FSETID, as a local write(2) by c would; other files are
+// written as the server, which changes nothing the kernel does and costs
+// no identity switch. (A chmod racing the write is ordered after it.)
+func (f *OSFS) WriteAt(c Cred, h Handle, p []byte, off int64, sync bool) (int, error) {
 	e, err := f.acquire(h)
 	if err != nil {
 		return 0, err
@@ -711,6 +747,13 @@ func (f *OSFS) WriteAt(h Handle, p []byte, off int64, sync bool) (int, error) {
 	var st unix.Stat_t
 	if err := f.stat(e, &st); err != nil {
 		return 0, err
+	}
+	if st.Mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
+		sw, err := become(&c)
+		if err != nil {
+			return 0, err
+		}
+		defer unbecome(sw)
 	}
 	n := 0
 	for n < len(p) {
@@ -777,25 +820,22 @@ func (f *OSFS) dirEntry(dir Handle, op, name string) (*fdEntry, error) {
 	return de, nil
 }
 
-// Create makes a regular file; see FS.Create. The new file is chowned to
-// owner and given exactly mode.
-func (f *OSFS) Create(dir Handle, name string, mode uint32, owner Owner, guarded, exclusive bool, verf [8]byte) (Handle, Attr, error) {
+// Create makes a regular file as c; see FS.Create. The kernel makes it
+// c's (group: the directory's when that is set-group-ID), so no other
+// identity ever owns it; the exact mode is then set as c when the umask
+// took bits away (the kernel drops set-group-ID for a non-member).
+func (f *OSFS) Create(c Cred, dir Handle, name string, mode uint32, guarded, exclusive bool, verf [8]byte) (Handle, Attr, error) {
 	de, err := f.dirEntry(dir, "create", name)
 	if err != nil {
 		return nil, Attr{}, err
 	}
 	defer f.cache.release(de)
-	// The file is made with mode 0, chown'ed, then chmod'ed (chown clears
-	// set-id bits). A plain mode whose group bits grant no more than its
-	// other bits goes to open(2) instead: until the chown the file is the
-	// server's, group 0, and must not give that group more than the final
-	// mode gives anybody. adoptMode then chmods only if the umask took
-	// bits away, so the common CREATE saves the fchmod.
-	openMode, exactMode := uint32(0), false
-	if mode&^0o777 == 0 && (mode>>3)&7 == mode&7 {
-		openMode, exactMode = mode, true
+	sw, err := become(&c)
+	if err != nil {
+		return nil, Attr{}, err
 	}
-	fd, err := unix.Openat(de.fd, name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, openMode)
+	defer unbecome(sw)
+	fd, err := unix.Openat(de.fd, name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode&0o7777)
 	if err == unix.EEXIST && (exclusive || !guarded) {
 		efd, err := unix.Openat(de.fd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
@@ -821,14 +861,7 @@ func (f *OSFS) Create(dir Handle, name string, mode uint32, owner Owner, guarded
 	if err != nil {
 		return nil, Attr{}, &os.PathError{Op: "create", Path: name, Err: err}
 	}
-	wantMode := -1
-	if exactMode {
-		err = chown(fd, owner)
-		wantMode = int(mode)
-	} else {
-		err = own(fd, owner, mode, TypeReg)
-	}
-	if err != nil {
+	if err := exactMode(fd, mode, TypeReg); err != nil {
 		unix.Close(fd)
 		return nil, Attr{}, err
 	}
@@ -840,77 +873,105 @@ func (f *OSFS) Create(dir Handle, name string, mode uint32, owner Owner, guarded
 			return nil, Attr{}, &os.PathError{Op: "utimes", Path: name, Err: err}
 		}
 	}
-	return f.adoptMode(fd, "create", name, wantMode)
+	return f.adopt(fd, "create", name)
 }
 
-// own chowns the new object fd to owner, then sets mode exactly (chown
-// clears set-id bits, so the mode comes second). Symlink modes are left.
-func own(fd int, owner Owner, mode uint32, t FileType) error {
-	if err := chown(fd, owner); err != nil {
-		return err
-	}
+// exactMode gives the object just created as fd the permission bits
+// mode when the umask took some away, as the calling identity: the
+// kernel keeps its own rules (a directory inherits set-group-ID from a
+// set-group-ID parent; a non-member of the group cannot set it).
+func exactMode(fd int, mode uint32, t FileType) error {
 	if t == TypeLnk {
 		return nil
 	}
-	return chmodFD(fd, mode)
-}
-
-func chown(fd int, owner Owner) error {
-	if err := unix.Fchownat(fd, "", int(owner.UID), int(owner.GID), unix.AT_EMPTY_PATH); err != nil {
-		return &os.PathError{Op: "chown", Path: "", Err: err}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return &os.PathError{Op: "stat", Path: "", Err: err}
 	}
-	return nil
+	want := mode & 0o7777
+	if t == TypeDir {
+		want |= st.Mode & unix.S_ISGID
+	}
+	if st.Mode&0o777 == want&0o777 && st.Mode&0o7000 == want&0o7000 {
+		return nil
+	}
+	return chmodFD(fd, want)
 }
 
 // made opens the object just created as name in de (never following a
-// symlink), checks its type, and gives it to owner.
-func (f *OSFS) made(de *fdEntry, op, name string, t FileType, mode uint32, owner Owner) (Handle, Attr, error) {
-	fd, err := unix.Openat(de.fd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+// symlink), checks its type and sets its exact mode; called as the
+// creating identity, so the object is its own and a name swapped in
+// meanwhile by someone else can only be refused by the kernel.
+func (f *OSFS) made(de *fdEntry, op, name string, t FileType, mode uint32) (int, error) {
+	flags := unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	if t == TypeDir {
+		flags |= unix.O_DIRECTORY
+	}
+	fd, err := unix.Openat(de.fd, name, flags, 0)
 	if err != nil {
-		return nil, Attr{}, &os.PathError{Op: op, Path: name, Err: err}
+		return -1, &os.PathError{Op: op, Path: name, Err: err}
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil || modeType(st.Mode) != t {
 		unix.Close(fd)
-		return nil, Attr{}, pathErr(op, name, unix.EEXIST) // replaced under us
+		return -1, pathErr(op, name, unix.EEXIST) // replaced under us
 	}
-	if err := own(fd, owner, mode, t); err != nil {
+	if err := exactMode(fd, mode, t); err != nil {
 		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+// makeAs runs mk (mkdirat, symlinkat or mknodat of name in de) as c,
+// then opens the result as c (made) and adopts it as the server.
+func (f *OSFS) makeAs(c *Cred, de *fdEntry, op, name string, t FileType, mode uint32, mk func() error) (Handle, Attr, error) {
+	sw, err := become(c)
+	if err != nil {
+		return nil, Attr{}, err
+	}
+	fd := -1
+	if err = mk(); err != nil {
+		err = &os.PathError{Op: op, Path: name, Err: err}
+	} else {
+		fd, err = f.made(de, op, name, t, mode)
+	}
+	unbecome(sw)
+	if err != nil {
 		return nil, Attr{}, err
 	}
 	return f.adopt(fd, op, name)
 }
 
-// Mkdir makes a directory owned by owner with exactly mode.
-func (f *OSFS) Mkdir(dir Handle, name string, mode uint32, owner Owner) (Handle, Attr, error) {
+// Mkdir makes a directory as c with exactly mode (plus the set-group-ID
+// bit a set-group-ID parent passes on).
+func (f *OSFS) Mkdir(c Cred, dir Handle, name string, mode uint32) (Handle, Attr, error) {
 	de, err := f.dirEntry(dir, "mkdir", name)
 	if err != nil {
 		return nil, Attr{}, err
 	}
 	defer f.cache.release(de)
-	if err := unix.Mkdirat(de.fd, name, 0o700); err != nil {
-		return nil, Attr{}, &os.PathError{Op: "mkdir", Path: name, Err: err}
-	}
-	return f.made(de, "mkdir", name, TypeDir, mode, owner)
+	return f.makeAs(&c, de, "mkdir", name, TypeDir, mode, func() error {
+		return unix.Mkdirat(de.fd, name, mode&0o7777)
+	})
 }
 
-// Symlink makes a symbolic link owned by owner; mode is ignored (Linux
-// symlinks are always 0777).
-func (f *OSFS) Symlink(dir Handle, name, target string, mode uint32, owner Owner) (Handle, Attr, error) {
+// Symlink makes a symbolic link as c; mode is ignored (Linux symlinks
+// are always 0777).
+func (f *OSFS) Symlink(c Cred, dir Handle, name, target string, mode uint32) (Handle, Attr, error) {
 	de, err := f.dirEntry(dir, "symlink", name)
 	if err != nil {
 		return nil, Attr{}, err
 	}
 	defer f.cache.release(de)
-	if err := unix.Symlinkat(target, de.fd, name); err != nil {
-		return nil, Attr{}, &os.PathError{Op: "symlink", Path: name, Err: err}
-	}
-	return f.made(de, "symlink", name, TypeLnk, mode, owner)
+	return f.makeAs(&c, de, "symlink", name, TypeLnk, mode, func() error {
+		return unix.Symlinkat(target, de.fd, name)
+	})
 }
 
-// Mknod makes a FIFO, socket, or character or block device; EINVAL for
-// other types.
-func (f *OSFS) Mknod(dir Handle, name string, typ FileType, mode uint32, major, minor uint32, owner Owner) (Handle, Attr, error) {
+// Mknod makes a FIFO, socket, or character or block device as c (devices
+// need CAP_MKNOD: EPERM for anyone but root); EINVAL for other types.
+func (f *OSFS) Mknod(c Cred, dir Handle, name string, typ FileType, mode uint32, major, minor uint32) (Handle, Attr, error) {
 	var kind uint32
 	dev := 0
 	switch typ {
@@ -930,10 +991,9 @@ func (f *OSFS) Mknod(dir Handle, name string, typ FileType, mode uint32, major, 
 		return nil, Attr{}, err
 	}
 	defer f.cache.release(de)
-	if err := unix.Mknodat(de.fd, name, kind|0o600, dev); err != nil {
-		return nil, Attr{}, &os.PathError{Op: "mknod", Path: name, Err: err}
-	}
-	return f.made(de, "mknod", name, typ, mode, owner)
+	return f.makeAs(&c, de, "mknod", name, typ, mode, func() error {
+		return unix.Mknodat(de.fd, name, kind|mode&0o7777, dev)
+	})
 }
 
 // victim lstats name in de; ok is false when it does not exist.
@@ -943,19 +1003,27 @@ func victim(de *fdEntry, name string) (unix.Stat_t, bool) {
 	return st, err == nil
 }
 
-// Remove unlinks a non-directory (EISDIR for a directory).
-func (f *OSFS) Remove(dir Handle, name string) error {
+// Remove unlinks a non-directory as c (EISDIR for a directory; the
+// kernel checks write and search permission and the sticky bit).
+func (f *OSFS) Remove(c Cred, dir Handle, name string) error {
 	de, err := f.dirEntry(dir, "remove", name)
 	if err != nil {
 		return err
 	}
 	defer f.cache.release(de)
+	sw, err := become(&c)
+	if err != nil {
+		return err
+	}
 	st, ok := victim(de, name)
 	if ok && st.Mode&unix.S_IFMT == unix.S_IFDIR {
-		return pathErr("remove", name, unix.EISDIR)
+		err = pathErr("remove", name, unix.EISDIR)
+	} else if err = unix.Unlinkat(de.fd, name, 0); err != nil {
+		err = &os.PathError{Op: "remove", Path: name, Err: err}
 	}
-	if err := unix.Unlinkat(de.fd, name, 0); err != nil {
-		return &os.PathError{Op: "remove", Path: name, Err: err}
+	unbecome(sw)
+	if err != nil {
+		return err
 	}
 	if ok && st.Nlink <= 1 {
 		f.cache.dropIno(st.Ino)
@@ -963,16 +1031,24 @@ func (f *OSFS) Remove(dir Handle, name string) error {
 	return nil
 }
 
-// Rmdir removes an empty directory.
-func (f *OSFS) Rmdir(dir Handle, name string) error {
+// Rmdir removes an empty directory as c.
+func (f *OSFS) Rmdir(c Cred, dir Handle, name string) error {
 	de, err := f.dirEntry(dir, "rmdir", name)
 	if err != nil {
 		return err
 	}
 	defer f.cache.release(de)
+	sw, err := become(&c)
+	if err != nil {
+		return err
+	}
 	st, ok := victim(de, name)
-	if err := unix.Unlinkat(de.fd, name, unix.AT_REMOVEDIR); err != nil {
-		return &os.PathError{Op: "rmdir", Path: name, Err: err}
+	if err = unix.Unlinkat(de.fd, name, unix.AT_REMOVEDIR); err != nil {
+		err = &os.PathError{Op: "rmdir", Path: name, Err: err}
+	}
+	unbecome(sw)
+	if err != nil {
+		return err
 	}
 	if ok {
 		f.cache.dropIno(st.Ino)
@@ -980,8 +1056,11 @@ func (f *OSFS) Rmdir(dir Handle, name string) error {
 	return nil
 }
 
-// Rename is renameat(2) between two directories of the export.
-func (f *OSFS) Rename(fromDir Handle, fromName string, toDir Handle, toName string) error {
+// Rename is renameat(2) as c between two directories of the export: the
+// kernel checks both directories, the sticky bit on the source and on a
+// replaced target, and write permission on a directory that moves to a
+// new parent (its ".." changes).
+func (f *OSFS) Rename(c Cred, fromDir Handle, fromName string, toDir Handle, toName string) error {
 	fe, err := f.dirEntry(fromDir, "rename", fromName)
 	if err != nil {
 		return err
@@ -992,10 +1071,18 @@ func (f *OSFS) Rename(fromDir Handle, fromName string, toDir Handle, toName stri
 		return err
 	}
 	defer f.cache.release(te)
+	sw, err := become(&c)
+	if err != nil {
+		return err
+	}
 	src, _ := victim(fe, fromName)
 	dst, replaced := victim(te, toName)
-	if err := unix.Renameat(fe.fd, fromName, te.fd, toName); err != nil {
-		return &os.LinkError{Op: "rename", Old: fromName, New: toName, Err: err}
+	if err = unix.Renameat(fe.fd, fromName, te.fd, toName); err != nil {
+		err = &os.LinkError{Op: "rename", Old: fromName, New: toName, Err: err}
+	}
+	unbecome(sw)
+	if err != nil {
+		return err
 	}
 	if replaced && dst.Ino != src.Ino && (dst.Nlink <= 1 || dst.Mode&unix.S_IFMT == unix.S_IFDIR) {
 		f.cache.dropIno(dst.Ino)
@@ -1003,8 +1090,12 @@ func (f *OSFS) Rename(fromDir Handle, fromName string, toDir Handle, toName stri
 	return nil
 }
 
-// Link makes name in dir a hard link to h (EPERM for a directory).
-func (f *OSFS) Link(h Handle, dir Handle, name string) error {
+// Link makes name in dir a hard link to h as c (EPERM for a directory,
+// and, with fs.protected_hardlinks, for a file c neither owns nor may
+// read and write). linkat's AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH,
+// which the caller's identity lacks, so the link is made through the
+// descriptor's /proc/self/fd name with AT_SYMLINK_FOLLOW.
+func (f *OSFS) Link(c Cred, h Handle, dir Handle, name string) error {
 	de, err := f.dirEntry(dir, "link", name)
 	if err != nil {
 		return err
@@ -1015,7 +1106,14 @@ func (f *OSFS) Link(h Handle, dir Handle, name string) error {
 		return err
 	}
 	defer f.cache.release(e)
-	if err := unix.Linkat(e.fd, "", de.fd, name, unix.AT_EMPTY_PATH); err != nil {
+	src := procFD(e.fd)
+	sw, err := become(&c)
+	if err != nil {
+		return err
+	}
+	err = unix.Linkat(unix.AT_FDCWD, src, de.fd, name, unix.AT_SYMLINK_FOLLOW)
+	unbecome(sw)
+	if err != nil {
 		if err == unix.ENOENT {
 			var st unix.Stat_t
 			if f.stat(e, &st) == ErrStale {
@@ -1143,3 +1241,5 @@ func (f *OSFS) Close() error {
 	f.cache.closeAll()
 	return nil
 }
+
+var _ FS = (*OSFS)(nil)

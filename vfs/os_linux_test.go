@@ -66,15 +66,15 @@ func TestOSHandlesSurviveRestartAndRename(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, _, err := f1.Mkdir(f1.Root(), "d", 0o755, vfs.Owner{})
+	d, _, err := f1.Mkdir(vfs.Cred{}, f1.Root(), "d", 0o755)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, a, err := f1.Create(d, "f", 0o644, vfs.Owner{}, true, false, [8]byte{})
+	h, a, err := f1.Create(vfs.Cred{}, d, "f", 0o644, true, false, [8]byte{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	gone, _, err := f1.Create(d, "gone", 0o644, vfs.Owner{}, true, false, [8]byte{})
+	gone, _, err := f1.Create(vfs.Cred{}, d, "gone", 0o644, true, false, [8]byte{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestOSHandlesSurviveRestartAndRename(t *testing.T) {
 	if _, err := f2.GetAttr(d); err != nil {
 		t.Errorf("renamed dir after restart: %v", err)
 	}
-	if _, _, err := f2.Lookup(d, "f"); err != nil {
+	if _, _, err := f2.Lookup(vfs.Cred{}, d, "f"); err != nil {
 		t.Errorf("lookup in renamed dir: %v", err)
 	}
 	if _, err := f2.GetAttr(gone); !errors.Is(err, vfs.ErrStale) {
@@ -133,7 +133,7 @@ func TestOSHandleKeys(t *testing.T) {
 	// Two exports of one filesystem do not accept each other's handles.
 	other := t.TempDir()
 	o := newOS(t, other, vfs.OSOptions{})
-	h, _, err := o.Create(o.Root(), "x", 0o644, vfs.Owner{}, true, false, [8]byte{})
+	h, _, err := o.Create(vfs.Cred{}, o.Root(), "x", 0o644, true, false, [8]byte{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,9 +186,9 @@ func TestOSSymlinkEscape(t *testing.T) {
 	unix.Stat("/etc", &etcBefore)
 	f := newOS(t, root, vfs.OSOptions{})
 	r := f.Root()
-	own := vfs.Owner{UID: 99, GID: 99}
+	own := vfs.Cred{UID: 99, GID: 99}
 	for _, name := range []string{"etc", "out", "sec", "rel"} {
-		l, a, err := f.Lookup(r, name)
+		l, a, err := f.Lookup(vfs.Cred{}, r, name)
 		if err != nil || a.Type != vfs.TypeLnk {
 			t.Fatalf("lookup %s: %+v %v", name, a, err)
 		}
@@ -198,30 +198,30 @@ func TestOSSymlinkEscape(t *testing.T) {
 				t.Errorf("%s through %s: %v, want %v", what, name, err, want)
 			}
 		}
-		_, _, err = f.Lookup(l, "passwd")
+		_, _, err = f.Lookup(vfs.Cred{}, l, "passwd")
 		wantErr(err, syscall.ENOTDIR, "lookup")
-		_, _, err = f.Lookup(l, "secret")
+		_, _, err = f.Lookup(vfs.Cred{}, l, "secret")
 		wantErr(err, syscall.ENOTDIR, "lookup")
-		_, _, err = f.Create(l, "x", 0o644, own, false, false, [8]byte{})
+		_, _, err = f.Create(own, l, "x", 0o644, false, false, [8]byte{})
 		wantErr(err, syscall.ENOTDIR, "create")
-		_, _, err = f.Mkdir(l, "x", 0o755, own)
+		_, _, err = f.Mkdir(own, l, "x", 0o755)
 		wantErr(err, syscall.ENOTDIR, "mkdir")
 		_, _, err = f.ReadDir(l, 0, 100)
 		wantErr(err, syscall.ENOTDIR, "readdir")
 		_, _, err = f.ReadAt(l, make([]byte, 10), 0)
 		wantErr(err, syscall.EINVAL, "read")
-		_, err = f.WriteAt(l, []byte("pwned"), 0, true)
+		_, err = f.WriteAt(vfs.Cred{}, l, []byte("pwned"), 0, true)
 		wantErr(err, syscall.EINVAL, "write")
 		size := uint64(0)
-		wantErr(f.SetAttr(l, vfs.SetAttr{Size: &size}), syscall.EINVAL, "truncate")
+		wantErr(f.SetAttr(vfs.Cred{}, l, vfs.SetAttr{Size: &size}), syscall.EINVAL, "truncate")
 		mode, uid := uint32(0o777), uint32(99)
-		if err := f.SetAttr(l, vfs.SetAttr{Mode: &mode, UID: &uid}); err != nil {
+		if err := f.SetAttr(vfs.Cred{}, l, vfs.SetAttr{Mode: &mode, UID: &uid}); err != nil {
 			t.Errorf("setattr of the link %s: %v", name, err)
 		}
-		wantErr(f.Remove(l, "secret"), syscall.ENOTDIR, "remove")
-		wantErr(f.Link(l, l, "x"), syscall.ENOTDIR, "link")
-		wantErr(f.Rename(l, "secret", r, "stolen"), syscall.ENOTDIR, "rename")
-		_, _, err = f.Create(r, name, 0o644, own, false, false, [8]byte{})
+		wantErr(f.Remove(vfs.Cred{}, l, "secret"), syscall.ENOTDIR, "remove")
+		wantErr(f.Link(vfs.Cred{}, l, l, "x"), syscall.ENOTDIR, "link")
+		wantErr(f.Rename(vfs.Cred{}, l, "secret", r, "stolen"), syscall.ENOTDIR, "rename")
+		_, _, err = f.Create(own, r, name, 0o644, false, false, [8]byte{})
 		wantErr(err, syscall.EEXIST, "unchecked create over the link")
 	}
 	var after, etcAfter unix.Stat_t
@@ -237,12 +237,12 @@ func TestOSSymlinkEscape(t *testing.T) {
 		t.Errorf("a file was created outside")
 	}
 	// Lookup ".." of the root stays at the root.
-	if h, _, err := f.Lookup(r, ".."); err != nil || !bytes.Equal(h, r) {
+	if h, _, err := f.Lookup(vfs.Cred{}, r, ".."); err != nil || !bytes.Equal(h, r) {
 		t.Errorf("lookup .. of root: %x %v", h, err)
 	}
 	// Removing the links leaves their targets.
 	for _, name := range []string{"etc", "sec"} {
-		if err := f.Remove(r, name); err != nil {
+		if err := f.Remove(vfs.Cred{}, r, name); err != nil {
 			t.Errorf("remove %s: %v", name, err)
 		}
 	}
@@ -256,11 +256,11 @@ func TestOSSymlinkEscape(t *testing.T) {
 func TestOSLocalUnlinkIsStale(t *testing.T) {
 	root := t.TempDir()
 	f := newOS(t, root, vfs.OSOptions{})
-	h, _, err := f.Create(f.Root(), "f", 0o644, vfs.Owner{}, true, false, [8]byte{})
+	h, _, err := f.Create(vfs.Cred{}, f.Root(), "f", 0o644, true, false, [8]byte{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.WriteAt(h, []byte("abc"), 0, false); err != nil {
+	if _, err := f.WriteAt(vfs.Cred{}, h, []byte("abc"), 0, false); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(filepath.Join(root, "f")); err != nil {
@@ -272,7 +272,7 @@ func TestOSLocalUnlinkIsStale(t *testing.T) {
 	if _, _, err := f.ReadAt(h, make([]byte, 3), 0); !errors.Is(err, vfs.ErrStale) {
 		t.Errorf("read: %v", err)
 	}
-	d, _, err := f.Mkdir(f.Root(), "d", 0o755, vfs.Owner{})
+	d, _, err := f.Mkdir(vfs.Cred{}, f.Root(), "d", 0o755)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,11 +296,11 @@ func TestOSFDCache(t *testing.T) {
 	}
 	var hs []vfs.Handle
 	for i := range 40 {
-		h, _, err := f.Create(f.Root(), string(rune('A'+i)), 0o644, vfs.Owner{}, true, false, [8]byte{})
+		h, _, err := f.Create(vfs.Cred{}, f.Root(), string(rune('A'+i)), 0o644, true, false, [8]byte{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.WriteAt(h, []byte{byte(i)}, 0, false); err != nil {
+		if _, err := f.WriteAt(vfs.Cred{}, h, []byte{byte(i)}, 0, false); err != nil {
 			t.Fatal(err)
 		}
 		p := make([]byte, 1)
@@ -336,11 +336,11 @@ func TestOSFDCache(t *testing.T) {
 
 func TestOSReadAtDoesNotAllocate(t *testing.T) {
 	f := newOS(t, t.TempDir(), vfs.OSOptions{})
-	h, _, err := f.Create(f.Root(), "f", 0o644, vfs.Owner{}, true, false, [8]byte{})
+	h, _, err := f.Create(vfs.Cred{}, f.Root(), "f", 0o644, true, false, [8]byte{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.WriteAt(h, make([]byte, 1<<16), 0, false); err != nil {
+	if _, err := f.WriteAt(vfs.Cred{}, h, make([]byte, 1<<16), 0, false); err != nil {
 		t.Fatal(err)
 	}
 	p := make([]byte, 1<<16)
@@ -355,7 +355,7 @@ func TestOSReadAtDoesNotAllocate(t *testing.T) {
 
 func FuzzOSHandle(f *testing.F) {
 	fsys := newOS(f, f.TempDir(), vfs.OSOptions{})
-	h, _, err := fsys.Create(fsys.Root(), "f", 0o644, vfs.Owner{}, true, false, [8]byte{})
+	h, _, err := fsys.Create(vfs.Cred{}, fsys.Root(), "f", 0o644, true, false, [8]byte{})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -378,11 +378,11 @@ func FuzzOSHandle(f *testing.F) {
 
 func benchFile(b *testing.B) (*vfs.OSFS, vfs.Handle) {
 	f := newOS(b, b.TempDir(), vfs.OSOptions{})
-	h, _, err := f.Create(f.Root(), "f", 0o644, vfs.Owner{}, true, false, [8]byte{})
+	h, _, err := f.Create(vfs.Cred{}, f.Root(), "f", 0o644, true, false, [8]byte{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := f.WriteAt(h, bytes.Repeat([]byte{1}, 4<<20), 0, false); err != nil {
+	if _, err := f.WriteAt(vfs.Cred{}, h, bytes.Repeat([]byte{1}, 4<<20), 0, false); err != nil {
 		b.Fatal(err)
 	}
 	return f, h
@@ -415,9 +415,9 @@ func BenchmarkGetAttr(b *testing.B) {
 // (open_by_handle_at, authentication, containment check).
 func BenchmarkGetAttrUncached(b *testing.B) {
 	f := newOS(b, b.TempDir(), vfs.OSOptions{MaxOpenFiles: 1})
-	d, _, _ := f.Mkdir(f.Root(), "d", 0o755, vfs.Owner{})
-	h1, _, _ := f.Create(d, "a", 0o644, vfs.Owner{}, true, false, [8]byte{})
-	h2, _, _ := f.Create(d, "b", 0o644, vfs.Owner{}, true, false, [8]byte{})
+	d, _, _ := f.Mkdir(vfs.Cred{}, f.Root(), "d", 0o755)
+	h1, _, _ := f.Create(vfs.Cred{}, d, "a", 0o644, true, false, [8]byte{})
+	h2, _, _ := f.Create(vfs.Cred{}, d, "b", 0o644, true, false, [8]byte{})
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		h := h1
@@ -435,7 +435,7 @@ func BenchmarkLookup(b *testing.B) {
 	r := f.Root()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, err := f.Lookup(r, "f"); err != nil {
+		if _, _, err := f.Lookup(vfs.Cred{}, r, "f"); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -445,18 +445,18 @@ func BenchmarkLookup(b *testing.B) {
 // must really have hard links.
 func TestOSHasHardLinks(t *testing.T) {
 	f := newOS(t, t.TempDir(), vfs.OSOptions{})
-	h, _, err := f.Create(f.Root(), "f", 0o644, vfs.Owner{}, true, false, [8]byte{})
+	h, _, err := f.Create(vfs.Cred{}, f.Root(), "f", 0o644, true, false, [8]byte{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Link(h, f.Root(), "g"); err != nil {
+	if err := f.Link(vfs.Cred{}, h, f.Root(), "g"); err != nil {
 		t.Fatalf("link: %v", err)
 	}
 	if a, err := f.GetAttr(h); err != nil || a.Nlink != 2 {
 		t.Errorf("nlink after link: %+v %v", a, err)
 	}
 	// Removing one name must not make the other's handle stale.
-	if err := f.Remove(f.Root(), "f"); err != nil {
+	if err := f.Remove(vfs.Cred{}, f.Root(), "f"); err != nil {
 		t.Fatal(err)
 	}
 	if a, err := f.GetAttr(h); err != nil || a.Nlink != 1 {
@@ -466,17 +466,20 @@ func TestOSHasHardLinks(t *testing.T) {
 
 // TestOSCreateModeAnyUmask: CREATE gives the file exactly the mode and
 // owner asked for under any process umask, whether the mode went to
-// open(2) (group bits no wider than other bits: 0644, 0777, 0600) or was
-// set by fchmod after the chown (0640, set-id and sticky bits).
+// open(2) as the caller, or was restored by fchmod after the umask took
+// bits away (set-id and sticky bits included).
 func TestOSCreateModeAnyUmask(t *testing.T) {
 	dir := t.TempDir()
 	f := newOS(t, dir, vfs.OSOptions{HandleKey: []byte("0123456789abcdef-vfs-umask")})
+	if err := os.Chown(dir, 1234, 5678); err != nil {
+		t.Fatal(err)
+	}
 	for _, umask := range []int{0, 0o022, 0o077} {
 		for i, mode := range []uint32{0o644, 0o777, 0o600, 0o666, 0o640, 0o4755, 0o2750, 0o1777, 0} {
 			name := fmt.Sprintf("u%o-%d", umask, i)
-			owner := vfs.Owner{UID: 1234, GID: 5678}
+			owner := vfs.Cred{UID: 1234, GID: 5678}
 			old := syscall.Umask(umask)
-			_, a, err := f.Create(f.Root(), name, mode, owner, true, false, [8]byte{})
+			_, a, err := f.Create(owner, f.Root(), name, mode, true, false, [8]byte{})
 			syscall.Umask(old)
 			if err != nil {
 				t.Fatalf("umask %#o: create %#o: %v", umask, mode, err)

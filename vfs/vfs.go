@@ -47,16 +47,24 @@ type Attr struct {
 
 // SetAttr lists the attributes to change (nil: leave alone), as sattr3
 // (RFC 1813 section 2.6) after the NFS layer resolved SET_TO_SERVER_TIME.
+//
+// AtimeNow and MtimeNow set the time to the server's clock (utimensat's
+// UTIME_NOW, NFS SET_TO_SERVER_TIME): anybody with write permission may,
+// where an explicit Atime or Mtime needs ownership. They take precedence
+// over Atime and Mtime.
 type SetAttr struct {
-	Mode  *uint32
-	UID   *uint32
-	GID   *uint32
-	Size  *uint64
-	Atime *time.Time
-	Mtime *time.Time
+	Mode     *uint32
+	UID      *uint32
+	GID      *uint32
+	Size     *uint64
+	Atime    *time.Time
+	Mtime    *time.Time
+	AtimeNow bool
+	MtimeNow bool
 }
 
-// Owner is the identity that owns a newly created object (after squashing).
+// Owner is the owner of objects a memory backend finds without having
+// made them (MemOptions.Owner).
 type Owner struct {
 	UID, GID uint32
 }
@@ -114,52 +122,64 @@ type FDReader interface {
 // export (EINVAL or EACCES); "." and ".." are resolved by Lookup only, and
 // ".." of the root is the root.
 //
-// Permission checks are the NFS layer's job: the backend runs every
-// operation with the server's own privileges.
+// Methods that take a Cred run as that identity and enforce the Unix
+// permission rules for it (search and write permission on directories,
+// sticky directories, ownership for chmod, chown and explicit times,
+// set-group-ID inheritance and clearing, set-user-ID clearing on write
+// and truncation, protected hard links); the owner of a new object is the
+// Cred (group: the directory's when it is set-group-ID). Permission
+// failures are EACCES or EPERM, as the kernel's. Methods without a Cred
+// (GetAttr, ReadLink, ReadAt, ReadFD, Commit, ReadDir, FSStat) run as the
+// server: the NFS layer checks read access for READ and READDIR itself,
+// with NFS's owner override (see doc.go, "Identity").
 type FS interface {
 	// Root returns the export root's handle.
 	Root() Handle
 	// GetAttr returns the attributes of h.
 	GetAttr(h Handle) (Attr, error)
-	// SetAttr changes attributes of h (a size change truncates or extends).
-	SetAttr(h Handle, s SetAttr) error
-	// Lookup finds name in directory dir.
-	Lookup(dir Handle, name string) (Handle, Attr, error)
+	// SetAttr changes attributes of h as c (a size change truncates or
+	// extends; the caller has checked write permission for it, which NFS
+	// grants the owner regardless of the mode).
+	SetAttr(c Cred, h Handle, s SetAttr) error
+	// Lookup finds name in directory dir; c needs search permission.
+	Lookup(c Cred, dir Handle, name string) (Handle, Attr, error)
 	// ReadLink returns a symbolic link's target.
 	ReadLink(h Handle) (string, error)
 	// ReadAt reads into p from offset off. eof is true when the read
 	// reached the end of the file. Open files are cached across calls.
 	ReadAt(h Handle, p []byte, off int64) (n int, eof bool, err error)
-	// WriteAt writes p at offset off; with sync the data and all of the
-	// file's metadata are on stable storage before it returns (fsync(2),
-	// what RFC 1813 calls FILE_SYNC).
-	WriteAt(h Handle, p []byte, off int64, sync bool) (int, error)
+	// WriteAt writes p at offset off as c (the caller has checked write
+	// permission; c decides whether set-user-ID and set-group-ID bits are
+	// cleared); with sync the data and all of the file's metadata are on
+	// stable storage before it returns (fsync(2), what RFC 1813 calls
+	// FILE_SYNC).
+	WriteAt(c Cred, h Handle, p []byte, off int64, sync bool) (int, error)
 	// Commit flushes h's data and metadata to stable storage.
 	Commit(h Handle) error
-	// Create makes a regular file. With exclusive, verf is stored so that
-	// a retransmitted create with the same verifier succeeds (returning
-	// the same file) and one with another verifier fails with
-	// ErrExclusiveMismatch; without it, an existing name fails with
-	// fs.ErrExist only when guarded is true, else the file is opened (and
-	// truncated when the caller then sets size 0 through SetAttr).
-	Create(dir Handle, name string, mode uint32, owner Owner, guarded, exclusive bool, verf [8]byte) (Handle, Attr, error)
-	// Mkdir makes a directory.
-	Mkdir(dir Handle, name string, mode uint32, owner Owner) (Handle, Attr, error)
-	// Symlink makes a symbolic link to target.
-	Symlink(dir Handle, name, target string, mode uint32, owner Owner) (Handle, Attr, error)
-	// Mknod makes a FIFO, socket or device node; ErrNotSupported where the
-	// backend cannot.
-	Mknod(dir Handle, name string, typ FileType, mode uint32, major, minor uint32, owner Owner) (Handle, Attr, error)
+	// Create makes a regular file owned by c. With exclusive, verf is
+	// stored so that a retransmitted create with the same verifier
+	// succeeds (returning the same file) and one with another verifier
+	// fails with ErrExclusiveMismatch; without it, an existing name fails
+	// with fs.ErrExist only when guarded is true, else the file is opened
+	// (and truncated when the caller then sets size 0 through SetAttr).
+	Create(c Cred, dir Handle, name string, mode uint32, guarded, exclusive bool, verf [8]byte) (Handle, Attr, error)
+	// Mkdir makes a directory owned by c.
+	Mkdir(c Cred, dir Handle, name string, mode uint32) (Handle, Attr, error)
+	// Symlink makes a symbolic link to target owned by c.
+	Symlink(c Cred, dir Handle, name, target string, mode uint32) (Handle, Attr, error)
+	// Mknod makes a FIFO, socket or device node owned by c;
+	// ErrNotSupported where the backend cannot.
+	Mknod(c Cred, dir Handle, name string, typ FileType, mode uint32, major, minor uint32) (Handle, Attr, error)
 	// Remove unlinks a non-directory.
-	Remove(dir Handle, name string) error
+	Remove(c Cred, dir Handle, name string) error
 	// Rmdir removes an empty directory.
-	Rmdir(dir Handle, name string) error
+	Rmdir(c Cred, dir Handle, name string) error
 	// Rename moves fromName in fromDir to toName in toDir, replacing a
 	// compatible target, as rename(2).
-	Rename(fromDir Handle, fromName string, toDir Handle, toName string) error
+	Rename(c Cred, fromDir Handle, fromName string, toDir Handle, toName string) error
 	// Link makes a hard link to h; ErrNotSupported where the backend has
 	// none.
-	Link(h Handle, dir Handle, name string) error
+	Link(c Cred, h Handle, dir Handle, name string) error
 	// ReadDir lists dir starting after cookie (0: from the start),
 	// returning at most max entries, "." and ".." included. Cookies are
 	// stable while the directory does not change and remain usable

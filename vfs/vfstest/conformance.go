@@ -23,10 +23,15 @@ import (
 // vfs.ErrNotSupported (then nothing may be created); everything else must
 // behave identically.
 func RunFSTests(t *testing.T, newFS func(t *testing.T) vfs.FS) {
-	for _, tc := range suite {
+	for _, tc := range append(suite[:len(suite):len(suite)], identitySuite...) {
 		t.Run(tc.name, func(t *testing.T) {
 			fsys := newFS(t)
 			c := &checker{T: t, fs: fsys, root: fsys.Root()}
+			// Objects are created as owner, not root: the root becomes
+			// owner's so that the kernel (or the memory backend's rules)
+			// lets owner create in it.
+			uid, gid := owner.UID, owner.GID
+			c.ok(fsys.SetAttr(vfs.Cred{}, c.root, vfs.SetAttr{UID: &uid, GID: &gid}), "chown root to owner")
 			t.Cleanup(func() {
 				if err := fsys.Close(); err != nil {
 					t.Errorf("Close: %v", err)
@@ -76,7 +81,7 @@ type checker struct {
 }
 
 var (
-	owner = vfs.Owner{UID: 1234, GID: 5678}
+	owner = vfs.Cred{UID: 1234, GID: 5678}
 	noV   [8]byte
 )
 
@@ -106,14 +111,14 @@ func (c *checker) is(err, want error, what string) {
 
 func (c *checker) create(dir vfs.Handle, name string, mode uint32) (vfs.Handle, vfs.Attr) {
 	c.Helper()
-	h, a, err := c.fs.Create(dir, name, mode, owner, true, false, noV)
+	h, a, err := c.fs.Create(owner, dir, name, mode, true, false, noV)
 	c.ok(err, "create "+name)
 	return h, a
 }
 
 func (c *checker) mkdir(dir vfs.Handle, name string) vfs.Handle {
 	c.Helper()
-	h, _, err := c.fs.Mkdir(dir, name, 0o755, owner)
+	h, _, err := c.fs.Mkdir(owner, dir, name, 0o755)
 	c.ok(err, "mkdir "+name)
 	return h
 }
@@ -127,7 +132,7 @@ func (c *checker) attr(h vfs.Handle) vfs.Attr {
 
 func (c *checker) write(h vfs.Handle, data []byte, off int64) {
 	c.Helper()
-	n, err := c.fs.WriteAt(h, data, off, false)
+	n, err := c.fs.WriteAt(vfs.Cred{}, h, data, off, false)
 	c.ok(err, "write")
 	if n != len(data) {
 		c.Fatalf("wrote %d of %d", n, len(data))
@@ -144,14 +149,14 @@ func (c *checker) read(h vfs.Handle, n int, off int64) ([]byte, bool) {
 
 func (c *checker) lookup(dir vfs.Handle, name string) (vfs.Handle, vfs.Attr) {
 	c.Helper()
-	h, a, err := c.fs.Lookup(dir, name)
+	h, a, err := c.fs.Lookup(vfs.Cred{}, dir, name)
 	c.ok(err, "lookup "+name)
 	return h, a
 }
 
 func (c *checker) noent(dir vfs.Handle, name string) {
 	c.Helper()
-	_, _, err := c.fs.Lookup(dir, name)
+	_, _, err := c.fs.Lookup(vfs.Cred{}, dir, name)
 	c.errno(err, syscall.ENOENT, "lookup "+name)
 }
 
@@ -207,7 +212,7 @@ func testCreateAttrs(c *checker) {
 		}
 	}
 	for i, mode := range []uint32{0o700, 0o2775, 0o1777} {
-		d, _, err := c.fs.Mkdir(c.root, fmt.Sprintf("d%d", i), mode, owner)
+		d, _, err := c.fs.Mkdir(owner, c.root, fmt.Sprintf("d%d", i), mode)
 		c.ok(err, "mkdir")
 		if a := c.attr(d); a.Mode != mode || a.UID != owner.UID || a.GID != owner.GID {
 			c.Errorf("mkdir mode %#o: got %+v", mode, a)
@@ -221,49 +226,49 @@ func testCreateAttrs(c *checker) {
 func testCreateModes(c *checker) {
 	h, _ := c.create(c.root, "f", 0o644)
 	c.write(h, []byte("keep"), 0)
-	_, _, err := c.fs.Create(c.root, "f", 0o644, owner, true, false, noV)
+	_, _, err := c.fs.Create(owner, c.root, "f", 0o644, true, false, noV)
 	c.errno(err, syscall.EEXIST, "guarded create of existing")
 	c.is(err, fs.ErrExist, "guarded create of existing")
-	h2, a2, err := c.fs.Create(c.root, "f", 0o600, owner, false, false, noV)
+	h2, a2, err := c.fs.Create(owner, c.root, "f", 0o600, false, false, noV)
 	c.ok(err, "unchecked create of existing")
 	if !bytes.Equal(h2, h) || a2.Size != 4 || a2.Mode != 0o644 {
 		c.Errorf("unchecked create: %x %+v", h2, a2)
 	}
 	d := c.mkdir(c.root, "d")
-	_, _, err = c.fs.Create(c.root, "d", 0o644, owner, false, false, noV)
+	_, _, err = c.fs.Create(owner, c.root, "d", 0o644, false, false, noV)
 	c.errno(err, syscall.EEXIST, "unchecked create over a directory")
 
 	v1 := [8]byte{1, 2, 3, 4, 5, 6, 7, 8}
 	v2 := [8]byte{1, 2, 3, 4, 5, 6, 7, 9}
-	xh, xa, err := c.fs.Create(c.root, "x", 0o600, owner, false, true, v1)
+	xh, xa, err := c.fs.Create(owner, c.root, "x", 0o600, false, true, v1)
 	c.ok(err, "exclusive create")
 	if xa.Type != vfs.TypeReg || xa.Size != 0 || xa.UID != owner.UID {
 		c.Errorf("exclusive attr %+v", xa)
 	}
-	rh, ra, err := c.fs.Create(c.root, "x", 0o600, owner, false, true, v1)
+	rh, ra, err := c.fs.Create(owner, c.root, "x", 0o600, false, true, v1)
 	c.ok(err, "exclusive retransmit")
 	if !bytes.Equal(rh, xh) || ra.FileID != xa.FileID {
 		c.Errorf("retransmit gave another file")
 	}
-	_, _, err = c.fs.Create(c.root, "x", 0o600, owner, false, true, v2)
+	_, _, err = c.fs.Create(owner, c.root, "x", 0o600, false, true, v2)
 	c.is(err, vfs.ErrExclusiveMismatch, "exclusive with another verifier")
 	if _, ok := vfs.ToErrno(err); ok {
 		c.Errorf("ToErrno(%v) reports an errno", err)
 	}
-	_, _, err = c.fs.Create(c.root, "f", 0o600, owner, false, true, v1)
+	_, _, err = c.fs.Create(owner, c.root, "f", 0o600, false, true, v1)
 	c.is(err, vfs.ErrExclusiveMismatch, "exclusive over a plainly created file")
-	_, _, err = c.fs.Create(c.root, "d", 0o600, owner, false, true, v1)
+	_, _, err = c.fs.Create(owner, c.root, "d", 0o600, false, true, v1)
 	c.is(err, vfs.ErrExclusiveMismatch, "exclusive over a directory")
 	// The client's SETATTR after an exclusive create replaces the times:
 	// the verifier is gone, a late retransmit no longer matches.
 	now := time.Now()
-	c.ok(c.fs.SetAttr(xh, vfs.SetAttr{Atime: &now, Mtime: &now}), "setattr times")
-	_, _, err = c.fs.Create(c.root, "x", 0o600, owner, false, true, v1)
+	c.ok(c.fs.SetAttr(vfs.Cred{}, xh, vfs.SetAttr{Atime: &now, Mtime: &now}), "setattr times")
+	_, _, err = c.fs.Create(owner, c.root, "x", 0o600, false, true, v1)
 	c.is(err, vfs.ErrExclusiveMismatch, "exclusive after the times changed")
 
-	_, _, err = c.fs.Create(h, "y", 0o644, owner, true, false, noV)
+	_, _, err = c.fs.Create(owner, h, "y", 0o644, true, false, noV)
 	c.errno(err, syscall.ENOTDIR, "create in a file")
-	_, _, err = c.fs.Create(d, "y", 0o644, owner, true, false, noV)
+	_, _, err = c.fs.Create(owner, d, "y", 0o644, true, false, noV)
 	c.ok(err, "create in a subdirectory")
 }
 
@@ -271,33 +276,33 @@ func testBadNames(c *checker) {
 	c.create(c.root, "f", 0o644)
 	long := strings.Repeat("n", vfs.MaxName+1)
 	for _, name := range []string{"", ".", "..", "a/b", "/", "x\x00y"} {
-		_, _, err := c.fs.Create(c.root, name, 0o644, owner, true, false, noV)
+		_, _, err := c.fs.Create(owner, c.root, name, 0o644, true, false, noV)
 		c.errno(err, syscall.EACCES, fmt.Sprintf("create %q", name))
-		_, _, err = c.fs.Mkdir(c.root, name, 0o755, owner)
+		_, _, err = c.fs.Mkdir(owner, c.root, name, 0o755)
 		c.errno(err, syscall.EACCES, fmt.Sprintf("mkdir %q", name))
-		c.errno(c.fs.Remove(c.root, name), syscall.EACCES, fmt.Sprintf("remove %q", name))
-		c.errno(c.fs.Rmdir(c.root, name), syscall.EACCES, fmt.Sprintf("rmdir %q", name))
-		c.errno(c.fs.Rename(c.root, "f", c.root, name), syscall.EACCES, fmt.Sprintf("rename to %q", name))
-		c.errno(c.fs.Rename(c.root, name, c.root, "g"), syscall.EACCES, fmt.Sprintf("rename from %q", name))
-		_, _, err = c.fs.Symlink(c.root, name, "t", 0o777, owner)
+		c.errno(c.fs.Remove(vfs.Cred{}, c.root, name), syscall.EACCES, fmt.Sprintf("remove %q", name))
+		c.errno(c.fs.Rmdir(vfs.Cred{}, c.root, name), syscall.EACCES, fmt.Sprintf("rmdir %q", name))
+		c.errno(c.fs.Rename(vfs.Cred{}, c.root, "f", c.root, name), syscall.EACCES, fmt.Sprintf("rename to %q", name))
+		c.errno(c.fs.Rename(vfs.Cred{}, c.root, name, c.root, "g"), syscall.EACCES, fmt.Sprintf("rename from %q", name))
+		_, _, err = c.fs.Symlink(owner, c.root, name, "t", 0o777)
 		c.errno(err, syscall.EACCES, fmt.Sprintf("symlink %q", name))
 		if name != "." && name != ".." {
-			_, _, err = c.fs.Lookup(c.root, name)
+			_, _, err = c.fs.Lookup(vfs.Cred{}, c.root, name)
 			c.errno(err, syscall.EACCES, fmt.Sprintf("lookup %q", name))
 		}
 	}
-	_, _, err := c.fs.Create(c.root, long, 0o644, owner, true, false, noV)
+	_, _, err := c.fs.Create(owner, c.root, long, 0o644, true, false, noV)
 	c.errno(err, syscall.ENAMETOOLONG, "create of a 256-byte name")
-	_, _, err = c.fs.Lookup(c.root, long)
+	_, _, err = c.fs.Lookup(vfs.Cred{}, c.root, long)
 	c.errno(err, syscall.ENAMETOOLONG, "lookup of a 256-byte name")
-	_, _, err = c.fs.Create(c.root, long[:vfs.MaxName], 0o644, owner, true, false, noV)
+	_, _, err = c.fs.Create(owner, c.root, long[:vfs.MaxName], 0o644, true, false, noV)
 	c.ok(err, "create of a 255-byte name")
 }
 
 func testReadWrite(c *checker) {
 	h, _ := c.create(c.root, "f", 0o644)
 	old := time.Unix(1_000_000_000, 0)
-	c.ok(c.fs.SetAttr(h, vfs.SetAttr{Mtime: &old}), "set old mtime")
+	c.ok(c.fs.SetAttr(vfs.Cred{}, h, vfs.SetAttr{Mtime: &old}), "set old mtime")
 	data := []byte("hello, world")
 	c.write(h, data, 0)
 	a := c.attr(h)
@@ -321,7 +326,7 @@ func testReadWrite(c *checker) {
 	}
 	// A sparse write far out; the hole reads as zeros.
 	const far = 1 << 20
-	n, err := c.fs.WriteAt(h, []byte("end"), far, true)
+	n, err := c.fs.WriteAt(vfs.Cred{}, h, []byte("end"), far, true)
 	c.ok(err, "sync write")
 	if n != 3 || c.attr(h).Size != far+3 {
 		c.Errorf("sparse write: n %d size %d", n, c.attr(h).Size)
@@ -341,17 +346,17 @@ func testReadWrite(c *checker) {
 
 	_, _, err = c.fs.ReadAt(h, make([]byte, 1), -1)
 	c.errno(err, syscall.EINVAL, "read at a negative offset")
-	_, err = c.fs.WriteAt(h, []byte("x"), -1, false)
+	_, err = c.fs.WriteAt(vfs.Cred{}, h, []byte("x"), -1, false)
 	c.errno(err, syscall.EINVAL, "write at a negative offset")
 	_, _, err = c.fs.ReadAt(c.root, make([]byte, 1), 0)
 	c.errno(err, syscall.EISDIR, "read of a directory")
-	_, err = c.fs.WriteAt(c.root, []byte("x"), 0, false)
+	_, err = c.fs.WriteAt(vfs.Cred{}, c.root, []byte("x"), 0, false)
 	c.errno(err, syscall.EISDIR, "write of a directory")
-	l, _, err := c.fs.Symlink(c.root, "l", "f", 0o777, owner)
+	l, _, err := c.fs.Symlink(owner, c.root, "l", "f", 0o777)
 	c.ok(err, "symlink")
 	_, _, err = c.fs.ReadAt(l, make([]byte, 1), 0)
 	c.errno(err, syscall.EINVAL, "read of a symlink")
-	_, err = c.fs.WriteAt(l, []byte("x"), 0, false)
+	_, err = c.fs.WriteAt(vfs.Cred{}, l, []byte("x"), 0, false)
 	c.errno(err, syscall.EINVAL, "write of a symlink")
 }
 
@@ -359,66 +364,66 @@ func testTruncate(c *checker) {
 	h, _ := c.create(c.root, "f", 0o644)
 	c.write(h, []byte("0123456789"), 0)
 	size := func(n uint64) *uint64 { return &n }
-	c.ok(c.fs.SetAttr(h, vfs.SetAttr{Size: size(4)}), "shrink")
+	c.ok(c.fs.SetAttr(vfs.Cred{}, h, vfs.SetAttr{Size: size(4)}), "shrink")
 	if got, eof := c.read(h, 10, 0); string(got) != "0123" || !eof {
 		c.Errorf("after shrink: %q %v", got, eof)
 	}
-	c.ok(c.fs.SetAttr(h, vfs.SetAttr{Size: size(8)}), "extend")
+	c.ok(c.fs.SetAttr(vfs.Cred{}, h, vfs.SetAttr{Size: size(8)}), "extend")
 	if got, _ := c.read(h, 10, 0); string(got) != "0123\x00\x00\x00\x00" {
 		c.Errorf("after extend: %q", got)
 	}
 	if a := c.attr(h); a.Size != 8 {
 		c.Errorf("size %d", a.Size)
 	}
-	c.ok(c.fs.SetAttr(h, vfs.SetAttr{Size: size(0)}), "truncate to 0")
+	c.ok(c.fs.SetAttr(vfs.Cred{}, h, vfs.SetAttr{Size: size(0)}), "truncate to 0")
 	if a := c.attr(h); a.Size != 0 {
 		c.Errorf("size %d", a.Size)
 	}
-	c.errno(c.fs.SetAttr(c.root, vfs.SetAttr{Size: size(0)}), syscall.EISDIR, "truncate a directory")
-	l, _, err := c.fs.Symlink(c.root, "l", "f", 0o777, owner)
+	c.errno(c.fs.SetAttr(vfs.Cred{}, c.root, vfs.SetAttr{Size: size(0)}), syscall.EISDIR, "truncate a directory")
+	l, _, err := c.fs.Symlink(owner, c.root, "l", "f", 0o777)
 	c.ok(err, "symlink")
-	c.errno(c.fs.SetAttr(l, vfs.SetAttr{Size: size(0)}), syscall.EINVAL, "truncate a symlink")
+	c.errno(c.fs.SetAttr(vfs.Cred{}, l, vfs.SetAttr{Size: size(0)}), syscall.EINVAL, "truncate a symlink")
 }
 
 func testSetAttr(c *checker) {
 	h, _ := c.create(c.root, "f", 0o6755)
 	at := time.Unix(1_500_000_000, 123456789)
 	mt := time.Unix(1_600_000_000, 987654321)
-	c.ok(c.fs.SetAttr(h, vfs.SetAttr{Atime: &at, Mtime: &mt}), "set times")
+	c.ok(c.fs.SetAttr(vfs.Cred{}, h, vfs.SetAttr{Atime: &at, Mtime: &mt}), "set times")
 	a := c.attr(h)
 	if !a.Atime.Equal(at) || !a.Mtime.Equal(mt) {
 		c.Errorf("times %v %v, want %v %v", a.Atime, a.Mtime, at, mt)
 	}
 	mt2 := time.Unix(1_700_000_000, 5)
-	c.ok(c.fs.SetAttr(h, vfs.SetAttr{Mtime: &mt2}), "set mtime only")
+	c.ok(c.fs.SetAttr(vfs.Cred{}, h, vfs.SetAttr{Mtime: &mt2}), "set mtime only")
 	if a := c.attr(h); !a.Atime.Equal(at) || !a.Mtime.Equal(mt2) {
 		c.Errorf("mtime only: %v %v", a.Atime, a.Mtime)
 	}
 	uid, gid := uint32(42), uint32(43)
-	c.ok(c.fs.SetAttr(h, vfs.SetAttr{UID: &uid}), "chown")
+	c.ok(c.fs.SetAttr(vfs.Cred{}, h, vfs.SetAttr{UID: &uid}), "chown")
 	a = c.attr(h)
 	// Linux clears set-uid, and set-gid with group execute, on chown.
 	if a.UID != 42 || a.GID != owner.GID || a.Mode != 0o755 {
 		c.Errorf("after chown: %+v", a)
 	}
-	c.ok(c.fs.SetAttr(h, vfs.SetAttr{GID: &gid}), "chgrp")
+	c.ok(c.fs.SetAttr(vfs.Cred{}, h, vfs.SetAttr{GID: &gid}), "chgrp")
 	if a := c.attr(h); a.UID != 42 || a.GID != 43 {
 		c.Errorf("after chgrp: %+v", a)
 	}
 	mode := uint32(0o4710)
-	c.ok(c.fs.SetAttr(h, vfs.SetAttr{Mode: &mode}), "chmod")
+	c.ok(c.fs.SetAttr(vfs.Cred{}, h, vfs.SetAttr{Mode: &mode}), "chmod")
 	if a := c.attr(h); a.Mode != 0o4710 {
 		c.Errorf("after chmod: %#o", a.Mode)
 	}
 	d := c.mkdir(c.root, "d")
 	dm := uint32(0o2770)
-	c.ok(c.fs.SetAttr(d, vfs.SetAttr{Mode: &dm, UID: &uid}), "chmod+chown dir")
+	c.ok(c.fs.SetAttr(vfs.Cred{}, d, vfs.SetAttr{Mode: &dm, UID: &uid}), "chmod+chown dir")
 	if a := c.attr(d); a.Mode != 0o2770 || a.UID != 42 {
 		c.Errorf("dir after setattr: %+v", a)
 	}
-	l, _, err := c.fs.Symlink(c.root, "l", "f", 0o777, owner)
+	l, _, err := c.fs.Symlink(owner, c.root, "l", "f", 0o777)
 	c.ok(err, "symlink")
-	c.ok(c.fs.SetAttr(l, vfs.SetAttr{Mode: &dm, UID: &uid, Mtime: &mt}), "setattr symlink")
+	c.ok(c.fs.SetAttr(vfs.Cred{}, l, vfs.SetAttr{Mode: &dm, UID: &uid, Mtime: &mt}), "setattr symlink")
 	if a := c.attr(l); a.UID != 42 || !a.Mtime.Equal(mt) || a.Type != vfs.TypeLnk {
 		c.Errorf("symlink after setattr: %+v", a)
 	}
@@ -427,7 +432,7 @@ func testSetAttr(c *checker) {
 	}
 	ct := c.attr(h).Ctime
 	time.Sleep(20 * time.Millisecond)
-	c.ok(c.fs.SetAttr(h, vfs.SetAttr{Mode: &mode}), "chmod again")
+	c.ok(c.fs.SetAttr(vfs.Cred{}, h, vfs.SetAttr{Mode: &mode}), "chmod again")
 	if a := c.attr(h); a.Ctime.Before(ct) {
 		c.Errorf("ctime went back: %v < %v", a.Ctime, ct)
 	}
@@ -449,28 +454,28 @@ func testMkdirRmdir(c *checker) {
 	if a := c.attr(d); a.Nlink != 3 {
 		c.Errorf("d nlink %d, want 3", a.Nlink)
 	}
-	_, _, err := c.fs.Mkdir(c.root, "d", 0o755, owner)
+	_, _, err := c.fs.Mkdir(owner, c.root, "d", 0o755)
 	c.errno(err, syscall.EEXIST, "mkdir existing")
 	f, _ := c.create(d, "f", 0o644)
-	_, _, err = c.fs.Mkdir(c.root, "d", 0o755, owner)
+	_, _, err = c.fs.Mkdir(owner, c.root, "d", 0o755)
 	c.errno(err, syscall.EEXIST, "mkdir over a file name")
-	_, _, err = c.fs.Mkdir(f, "x", 0o755, owner)
+	_, _, err = c.fs.Mkdir(owner, f, "x", 0o755)
 	c.errno(err, syscall.ENOTDIR, "mkdir in a file")
-	c.errno(c.fs.Rmdir(c.root, "d"), syscall.ENOTEMPTY, "rmdir non-empty")
-	c.errno(c.fs.Rmdir(d, "f"), syscall.ENOTDIR, "rmdir a file")
-	c.errno(c.fs.Remove(d, "sub"), syscall.EISDIR, "remove a directory")
-	c.errno(c.fs.Rmdir(d, "nope"), syscall.ENOENT, "rmdir missing")
-	c.errno(c.fs.Remove(d, "nope"), syscall.ENOENT, "remove missing")
-	_, _, err = c.fs.Lookup(f, "x")
+	c.errno(c.fs.Rmdir(vfs.Cred{}, c.root, "d"), syscall.ENOTEMPTY, "rmdir non-empty")
+	c.errno(c.fs.Rmdir(vfs.Cred{}, d, "f"), syscall.ENOTDIR, "rmdir a file")
+	c.errno(c.fs.Remove(vfs.Cred{}, d, "sub"), syscall.EISDIR, "remove a directory")
+	c.errno(c.fs.Rmdir(vfs.Cred{}, d, "nope"), syscall.ENOENT, "rmdir missing")
+	c.errno(c.fs.Remove(vfs.Cred{}, d, "nope"), syscall.ENOENT, "remove missing")
+	_, _, err = c.fs.Lookup(vfs.Cred{}, f, "x")
 	c.errno(err, syscall.ENOTDIR, "lookup in a file")
 	c.noent(d, "nope")
-	c.ok(c.fs.Rmdir(d, "sub"), "rmdir sub")
+	c.ok(c.fs.Rmdir(vfs.Cred{}, d, "sub"), "rmdir sub")
 	c.stale(sub, "removed directory")
 	if a := c.attr(d); a.Nlink != 2 {
 		c.Errorf("d nlink %d after rmdir, want 2", a.Nlink)
 	}
-	c.ok(c.fs.Remove(d, "f"), "remove f")
-	c.ok(c.fs.Rmdir(c.root, "d"), "rmdir d")
+	c.ok(c.fs.Remove(vfs.Cred{}, d, "f"), "remove f")
+	c.ok(c.fs.Rmdir(vfs.Cred{}, c.root, "d"), "rmdir d")
 	c.noent(c.root, "d")
 	if a := c.attr(c.root); a.Nlink != 2 {
 		c.Errorf("root nlink %d, want 2", a.Nlink)
@@ -479,7 +484,7 @@ func testMkdirRmdir(c *checker) {
 
 func testSymlink(c *checker) {
 	target := "../../../etc/passwd"
-	l, la, err := c.fs.Symlink(c.root, "l", target, 0o600, owner)
+	l, la, err := c.fs.Symlink(owner, c.root, "l", target, 0o600)
 	c.ok(err, "symlink")
 	if la.Type != vfs.TypeLnk || la.Size != uint64(len(target)) || la.UID != owner.UID || la.GID != owner.GID {
 		c.Errorf("symlink attr %+v", la)
@@ -493,9 +498,9 @@ func testSymlink(c *checker) {
 	if !bytes.Equal(lh, l) || lla.Type != vfs.TypeLnk {
 		c.Errorf("lookup followed the symlink: %+v", lla)
 	}
-	_, _, err = c.fs.Symlink(c.root, "l", "x", 0o777, owner)
+	_, _, err = c.fs.Symlink(owner, c.root, "l", "x", 0o777)
 	c.errno(err, syscall.EEXIST, "symlink existing")
-	_, _, err = c.fs.Symlink(c.root, "e", "", 0o777, owner)
+	_, _, err = c.fs.Symlink(owner, c.root, "e", "", 0o777)
 	c.errno(err, syscall.ENOENT, "symlink to an empty target")
 	_, err = c.fs.ReadLink(c.root)
 	c.errno(err, syscall.EINVAL, "readlink a directory")
@@ -504,18 +509,18 @@ func testSymlink(c *checker) {
 	c.errno(err, syscall.EINVAL, "readlink a file")
 	// A symlink to a directory is not a directory.
 	c.mkdir(c.root, "d")
-	dl, _, err := c.fs.Symlink(c.root, "dl", "d", 0o777, owner)
+	dl, _, err := c.fs.Symlink(owner, c.root, "dl", "d", 0o777)
 	c.ok(err, "symlink to dir")
-	_, _, err = c.fs.Create(dl, "x", 0o644, owner, true, false, noV)
+	_, _, err = c.fs.Create(owner, dl, "x", 0o644, true, false, noV)
 	c.errno(err, syscall.ENOTDIR, "create through a symlink")
-	_, _, err = c.fs.Lookup(dl, "x")
+	_, _, err = c.fs.Lookup(vfs.Cred{}, dl, "x")
 	c.errno(err, syscall.ENOTDIR, "lookup through a symlink")
 	_, _, err = c.fs.ReadDir(dl, 0, 10)
 	c.errno(err, syscall.ENOTDIR, "readdir of a symlink")
 	// Creating over a symlink never follows it.
-	_, _, err = c.fs.Create(c.root, "l", 0o644, owner, false, false, noV)
+	_, _, err = c.fs.Create(owner, c.root, "l", 0o644, false, false, noV)
 	c.errno(err, syscall.EEXIST, "unchecked create over a symlink")
-	c.ok(c.fs.Remove(c.root, "l"), "remove symlink")
+	c.ok(c.fs.Remove(vfs.Cred{}, c.root, "l"), "remove symlink")
 	c.stale(l, "removed symlink")
 }
 
@@ -525,9 +530,16 @@ func testMknod(c *checker) {
 		major, minor uint32
 	}{{vfs.TypeFIFO, 0, 0}, {vfs.TypeSock, 0, 0}, {vfs.TypeChr, 1, 3}, {vfs.TypeBlk, 7, 200}} {
 		name := fmt.Sprintf("n%d", tc.typ)
-		h, a, err := c.fs.Mknod(c.root, name, tc.typ, 0o640, tc.major, tc.minor, owner)
+		who := owner
+		if tc.typ == vfs.TypeChr || tc.typ == vfs.TypeBlk {
+			// Device nodes need CAP_MKNOD: refused for owner, made by root.
+			_, _, err := c.fs.Mknod(owner, c.root, name, tc.typ, 0o640, tc.major, tc.minor)
+			c.errno(err, syscall.EPERM, "mknod of a device by a non-root caller")
+			who = vfs.Cred{}
+		}
+		h, a, err := c.fs.Mknod(who, c.root, name, tc.typ, 0o640, tc.major, tc.minor)
 		c.ok(err, "mknod "+name)
-		if a.Type != tc.typ || a.Mode != 0o640 || a.UID != owner.UID || a.Size != 0 {
+		if a.Type != tc.typ || a.Mode != 0o640 || a.UID != who.UID || a.Size != 0 {
 			c.Errorf("mknod %v: %+v", tc.typ, a)
 		}
 		if (tc.typ == vfs.TypeChr || tc.typ == vfs.TypeBlk) && (a.Major != tc.major || a.Minor != tc.minor) {
@@ -538,14 +550,14 @@ func testMknod(c *checker) {
 		}
 		_, _, err = c.fs.ReadAt(h, make([]byte, 1), 0)
 		c.errno(err, syscall.EINVAL, "read of a special file")
-		_, _, err = c.fs.Mknod(c.root, name, tc.typ, 0o640, 0, 0, owner)
+		_, _, err = c.fs.Mknod(owner, c.root, name, tc.typ, 0o640, 0, 0)
 		c.errno(err, syscall.EEXIST, "mknod existing")
 	}
 	for _, typ := range []vfs.FileType{vfs.TypeReg, vfs.TypeDir, vfs.TypeLnk, 0, 99} {
-		_, _, err := c.fs.Mknod(c.root, "bad", typ, 0o644, 0, 0, owner)
+		_, _, err := c.fs.Mknod(owner, c.root, "bad", typ, 0o644, 0, 0)
 		c.errno(err, syscall.EINVAL, fmt.Sprintf("mknod type %d", typ))
 	}
-	c.ok(c.fs.Remove(c.root, "n7"), "remove fifo")
+	c.ok(c.fs.Remove(vfs.Cred{}, c.root, "n7"), "remove fifo")
 	c.noent(c.root, "n7")
 }
 
@@ -553,13 +565,13 @@ func testRemoveStale(c *checker) {
 	h, _ := c.create(c.root, "f", 0o644)
 	c.write(h, []byte("data"), 0)
 	c.read(h, 4, 0) // get it into any open-file cache
-	c.ok(c.fs.Remove(c.root, "f"), "remove")
+	c.ok(c.fs.Remove(vfs.Cred{}, c.root, "f"), "remove")
 	c.stale(h, "getattr of a removed file")
 	_, _, err := c.fs.ReadAt(h, make([]byte, 4), 0)
 	c.is(err, vfs.ErrStale, "read of a removed file")
-	_, err = c.fs.WriteAt(h, []byte("x"), 0, false)
+	_, err = c.fs.WriteAt(vfs.Cred{}, h, []byte("x"), 0, false)
 	c.is(err, vfs.ErrStale, "write of a removed file")
-	c.is(c.fs.SetAttr(h, vfs.SetAttr{}), vfs.ErrStale, "setattr of a removed file")
+	c.is(c.fs.SetAttr(vfs.Cred{}, h, vfs.SetAttr{}), vfs.ErrStale, "setattr of a removed file")
 	c.noent(c.root, "f")
 	// A new file of the same name is another file.
 	h2, _ := c.create(c.root, "f", 0o644)
@@ -575,7 +587,7 @@ func testRemoveStale(c *checker) {
 func testRename(c *checker) {
 	h, a := c.create(c.root, "f", 0o644)
 	c.write(h, []byte("content"), 0)
-	c.ok(c.fs.Rename(c.root, "f", c.root, "g"), "rename")
+	c.ok(c.fs.Rename(vfs.Cred{}, c.root, "f", c.root, "g"), "rename")
 	c.noent(c.root, "f")
 	gh, ga := c.lookup(c.root, "g")
 	if !bytes.Equal(gh, h) || ga.FileID != a.FileID {
@@ -585,27 +597,27 @@ func testRename(c *checker) {
 		c.Errorf("read after rename: %q", got)
 	}
 	d := c.mkdir(c.root, "d")
-	c.ok(c.fs.Rename(c.root, "g", d, "h"), "rename to another dir")
+	c.ok(c.fs.Rename(vfs.Cred{}, c.root, "g", d, "h"), "rename to another dir")
 	c.noent(c.root, "g")
 	if hh, _ := c.lookup(d, "h"); !bytes.Equal(hh, h) {
 		c.Errorf("moved file has another handle")
 	}
-	c.ok(c.fs.Rename(d, "h", d, "h"), "rename onto itself")
+	c.ok(c.fs.Rename(vfs.Cred{}, d, "h", d, "h"), "rename onto itself")
 	c.lookup(d, "h")
 	// Over an existing file: the victim is gone, its handle stale.
 	v, _ := c.create(c.root, "victim", 0o644)
-	c.ok(c.fs.Rename(d, "h", c.root, "victim"), "rename over a file")
+	c.ok(c.fs.Rename(vfs.Cred{}, d, "h", c.root, "victim"), "rename over a file")
 	c.stale(v, "replaced file")
 	if vh, va := c.lookup(c.root, "victim"); !bytes.Equal(vh, h) || va.FileID != a.FileID {
 		c.Errorf("rename over: victim name has %x", vh)
 	}
-	c.errno(c.fs.Rename(c.root, "nope", c.root, "x"), syscall.ENOENT, "rename missing")
-	c.errno(c.fs.Rename(c.root, "victim", h, "x"), syscall.ENOTDIR, "rename into a file")
+	c.errno(c.fs.Rename(vfs.Cred{}, c.root, "nope", c.root, "x"), syscall.ENOENT, "rename missing")
+	c.errno(c.fs.Rename(vfs.Cred{}, c.root, "victim", h, "x"), syscall.ENOTDIR, "rename into a file")
 	// Renaming a directory moves its subtree; handles inside stay valid.
 	sub := c.mkdir(d, "sub")
 	leaf, _ := c.create(sub, "leaf", 0o644)
 	c.write(leaf, []byte("leaf"), 0)
-	c.ok(c.fs.Rename(c.root, "d", c.root, "e"), "rename dir")
+	c.ok(c.fs.Rename(vfs.Cred{}, c.root, "d", c.root, "e"), "rename dir")
 	c.noent(c.root, "d")
 	e, _ := c.lookup(c.root, "e")
 	if !bytes.Equal(e, d) {
@@ -624,7 +636,7 @@ func testRename(c *checker) {
 	}
 	// Moving a directory changes both parents' link counts.
 	other := c.mkdir(c.root, "other")
-	c.ok(c.fs.Rename(e, "sub", other, "sub"), "move subdir")
+	c.ok(c.fs.Rename(vfs.Cred{}, e, "sub", other, "sub"), "move subdir")
 	if a := c.attr(e); a.Nlink != 2 {
 		c.Errorf("old parent nlink %d", a.Nlink)
 	}
@@ -645,14 +657,14 @@ func testRenameDirRules(c *checker) {
 	full := c.mkdir(c.root, "full")
 	c.create(full, "x", 0o644)
 	empty := c.mkdir(c.root, "empty")
-	c.errno(c.fs.Rename(c.root, "f", c.root, "d"), syscall.EISDIR, "file over dir")
-	c.errno(c.fs.Rename(c.root, "d", c.root, "f"), syscall.ENOTDIR, "dir over file")
-	c.errno(c.fs.Rename(c.root, "d", c.root, "full"), syscall.ENOTEMPTY, "dir over non-empty dir")
+	c.errno(c.fs.Rename(vfs.Cred{}, c.root, "f", c.root, "d"), syscall.EISDIR, "file over dir")
+	c.errno(c.fs.Rename(vfs.Cred{}, c.root, "d", c.root, "f"), syscall.ENOTDIR, "dir over file")
+	c.errno(c.fs.Rename(vfs.Cred{}, c.root, "d", c.root, "full"), syscall.ENOTEMPTY, "dir over non-empty dir")
 	sub := c.mkdir(d, "sub")
-	c.errno(c.fs.Rename(c.root, "d", sub, "x"), syscall.EINVAL, "dir into its own subdir")
-	c.errno(c.fs.Rename(c.root, "d", d, "x"), syscall.EINVAL, "dir into itself")
-	c.errno(c.fs.Rename(d, "sub", c.root, "d"), syscall.ENOTEMPTY, "dir over its non-empty parent")
-	c.ok(c.fs.Rename(c.root, "d", c.root, "empty"), "dir over empty dir")
+	c.errno(c.fs.Rename(vfs.Cred{}, c.root, "d", sub, "x"), syscall.EINVAL, "dir into its own subdir")
+	c.errno(c.fs.Rename(vfs.Cred{}, c.root, "d", d, "x"), syscall.EINVAL, "dir into itself")
+	c.errno(c.fs.Rename(vfs.Cred{}, d, "sub", c.root, "d"), syscall.ENOTEMPTY, "dir over its non-empty parent")
+	c.ok(c.fs.Rename(vfs.Cred{}, c.root, "d", c.root, "empty"), "dir over empty dir")
 	c.stale(empty, "replaced empty dir")
 	if h, _ := c.lookup(c.root, "empty"); !bytes.Equal(h, d) {
 		c.Errorf("dir over empty dir: wrong object")
@@ -673,8 +685,8 @@ func testRenamePrefixSiblings(c *checker) {
 	c.create(dir, "in", 0o644)
 	dir2 := c.mkdir(c.root, "dir2")
 	c.create(dir2, "in2", 0o644)
-	c.ok(c.fs.Rename(c.root, "a", c.root, "c"), "rename a")
-	c.ok(c.fs.Rename(c.root, "dir", c.root, "zdir"), "rename dir")
+	c.ok(c.fs.Rename(vfs.Cred{}, c.root, "a", c.root, "c"), "rename a")
+	c.ok(c.fs.Rename(vfs.Cred{}, c.root, "dir", c.root, "zdir"), "rename dir")
 	names := c.listAll(c.root, 7)
 	want := map[string]bool{".": true, "..": true, "ab": true, "c": true, "zdir": true, "dir2": true}
 	for n := range want {
@@ -731,7 +743,7 @@ func (c *checker) listAll(dir vfs.Handle, page int) map[string]bool {
 func testLink(c *checker) {
 	h, a := c.create(c.root, "f", 0o644)
 	d := c.mkdir(c.root, "d")
-	err := c.fs.Link(h, d, "g")
+	err := c.fs.Link(vfs.Cred{}, h, d, "g")
 	if errors.Is(err, vfs.ErrNotSupported) {
 		c.noent(d, "g")
 		if _, ok := vfs.ToErrno(err); ok {
@@ -744,11 +756,11 @@ func testLink(c *checker) {
 	if !bytes.Equal(gh, h) || ga.FileID != a.FileID || ga.Nlink != 2 || c.attr(h).Nlink != 2 {
 		c.Errorf("link: %x %+v", gh, ga)
 	}
-	c.errno(c.fs.Link(h, d, "g"), syscall.EEXIST, "link over an existing name")
-	c.errno(c.fs.Link(d, c.root, "dl"), syscall.EPERM, "link a directory")
-	c.errno(c.fs.Link(h, h, "x"), syscall.ENOTDIR, "link into a file")
+	c.errno(c.fs.Link(vfs.Cred{}, h, d, "g"), syscall.EEXIST, "link over an existing name")
+	c.errno(c.fs.Link(vfs.Cred{}, d, c.root, "dl"), syscall.EPERM, "link a directory")
+	c.errno(c.fs.Link(vfs.Cred{}, h, h, "x"), syscall.ENOTDIR, "link into a file")
 	c.write(h, []byte("shared"), 0)
-	c.ok(c.fs.Remove(c.root, "f"), "remove one name")
+	c.ok(c.fs.Remove(vfs.Cred{}, c.root, "f"), "remove one name")
 	if got, _ := c.read(gh, 6, 0); string(got) != "shared" {
 		c.Errorf("other name reads %q", got)
 	}
@@ -756,8 +768,8 @@ func testLink(c *checker) {
 		c.Errorf("nlink %d after removing one name", a.Nlink)
 	}
 	// Renaming one hard link onto another is a no-op.
-	c.ok(c.fs.Link(h, c.root, "f2"), "link again")
-	c.ok(c.fs.Rename(c.root, "f2", d, "g"), "rename onto own link")
+	c.ok(c.fs.Link(vfs.Cred{}, h, c.root, "f2"), "link again")
+	c.ok(c.fs.Rename(vfs.Cred{}, c.root, "f2", d, "g"), "rename onto own link")
 	c.lookup(c.root, "f2")
 	c.lookup(d, "g")
 	c.attr(h)
@@ -847,7 +859,7 @@ func testReadDirResume(c *checker) {
 	removed := map[string]bool{}
 	for i := 0; i < n; i += 7 {
 		name := fmt.Sprintf("e%03d", i)
-		c.ok(c.fs.Remove(d, name), "remove")
+		c.ok(c.fs.Remove(vfs.Cred{}, d, name), "remove")
 		removed[name] = true
 	}
 	for i := range 50 {
@@ -937,7 +949,7 @@ func testGarbageHandles(c *checker) {
 		if !errors.Is(err, vfs.ErrBadHandle) && !errors.Is(err, vfs.ErrStale) {
 			c.Errorf("handle %x: %v, want ErrBadHandle or ErrStale", h, err)
 		}
-		_, _, err = c.fs.Lookup(h, "x")
+		_, _, err = c.fs.Lookup(vfs.Cred{}, h, "x")
 		if !errors.Is(err, vfs.ErrBadHandle) && !errors.Is(err, vfs.ErrStale) {
 			c.Errorf("lookup in handle %x: %v", h, err)
 		}
@@ -953,20 +965,20 @@ func testConcurrent(c *checker) {
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
 	for w := range workers {
-		dir, _, err := c.fs.Mkdir(c.root, fmt.Sprintf("w%d", w), 0o755, owner)
+		dir, _, err := c.fs.Mkdir(owner, c.root, fmt.Sprintf("w%d", w), 0o755)
 		c.ok(err, "mkdir")
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range rounds {
 				name := fmt.Sprintf("f%d", i)
-				h, _, err := c.fs.Create(dir, name, 0o644, owner, true, false, noV)
+				h, _, err := c.fs.Create(owner, dir, name, 0o644, true, false, noV)
 				if err != nil {
 					errs <- err
 					return
 				}
 				msg := []byte(fmt.Sprintf("%d/%d", w, i))
-				if _, err := c.fs.WriteAt(h, msg, 0, false); err != nil {
+				if _, err := c.fs.WriteAt(vfs.Cred{}, h, msg, 0, false); err != nil {
 					errs <- err
 					return
 				}
@@ -981,7 +993,7 @@ func testConcurrent(c *checker) {
 					return
 				}
 				if i%3 == 0 {
-					if err := c.fs.Remove(dir, name); err != nil {
+					if err := c.fs.Remove(vfs.Cred{}, dir, name); err != nil {
 						errs <- err
 						return
 					}

@@ -1,0 +1,194 @@
+package vfs_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gonfsrdma/gonfsrdma/vfs"
+	"github.com/gonfsrdma/gonfsrdma/vfs/vfstest"
+)
+
+// threadIDs returns, per thread of this process, the "Uid:", "Gid:" and
+// "Groups:" lines of /proc/self/task/*/status.
+func threadIDs(t *testing.T) map[string]string {
+	t.Helper()
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[string]string)
+	for _, task := range tasks {
+		b, err := os.ReadFile(filepath.Join("/proc/self/task", task.Name(), "status"))
+		if err != nil {
+			continue // the thread exited meanwhile
+		}
+		var ids []string
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "Uid:") || strings.HasPrefix(line, "Gid:") || strings.HasPrefix(line, "Groups:") {
+				ids = append(ids, strings.Join(strings.Fields(line), " "))
+			}
+		}
+		out[task.Name()] = strings.Join(ids, "; ")
+	}
+	return out
+}
+
+// After many concurrent operations as other identities every thread of
+// the process is back to the server's own uid, gid, fsuid, fsgid and
+// groups: the per-thread identity never outlives a call, and threads the
+// runtime made meanwhile did not inherit one.
+func TestOSThreadIdentityRestored(t *testing.T) {
+	vfstest.RequireRoot(t)
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	f := newOS(t, dir, vfs.OSOptions{})
+	want := threadIDs(t)
+	var ref string
+	for _, ids := range want {
+		ref = ids
+		break
+	}
+	var wg sync.WaitGroup
+	for g := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := vfs.Cred{UID: uint32(1000 + g), GID: uint32(1000 + g), GIDs: []uint32{uint32(2000 + g), 5}}
+			for i := range 200 {
+				name := "f" + string(rune('a'+g)) + string(rune('a'+i%26))
+				if h, _, err := f.Create(c, f.Root(), name, 0o644, false, false, [8]byte{}); err == nil {
+					f.WriteAt(c, h, []byte("x"), 0, false)
+					f.Remove(c, f.Root(), name)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	got := threadIDs(t)
+	if len(got) == 0 {
+		t.Fatal("no threads found")
+	}
+	for task, ids := range got {
+		if ids != ref {
+			t.Errorf("thread %s: %s, want the server's %s", task, ids, ref)
+		}
+	}
+	if !strings.HasPrefix(ref, "Uid: 0 0 0 0; Gid: 0 0 0 0") {
+		t.Errorf("server identity %q: the test runs as root", ref)
+	}
+}
+
+// With fs.protected_hardlinks=1 a caller may not hard-link a file it
+// neither owns nor may read and write (issue 11, "also seen": LINK of a
+// root 0600 file by uid 1000 succeeded), while it may link its own.
+func TestOSLinkProtectedHardlinks(t *testing.T) {
+	vfstest.RequireRoot(t)
+	const sysctl = "/proc/sys/fs/protected_hardlinks"
+	b, err := os.ReadFile(sysctl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(string(b)) != "1" {
+		if err := os.WriteFile(sysctl, []byte("1"), 0); err != nil {
+			t.Fatalf("%s is %q and cannot be set to 1: %v", sysctl, b, err)
+		}
+		t.Cleanup(func() { os.WriteFile(sysctl, b, 0) })
+	}
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "secret"), []byte("root only"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := newOS(t, dir, vfs.OSOptions{})
+	user := vfs.Cred{UID: 1000, GID: 1000}
+	secret, _, err := f.Lookup(user, f.Root(), "secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = f.Link(user, secret, f.Root(), "mine")
+	if errno, _ := vfs.ToErrno(err); errno != syscall.EPERM {
+		t.Errorf("link of a root 0600 file by uid 1000: %v, want EPERM", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "mine")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the link exists on disk: %v", err)
+	}
+	own, _, err := f.Create(user, f.Root(), "own", 0o600, true, false, [8]byte{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Link(user, own, f.Root(), "own2"); err != nil {
+		t.Errorf("link of one's own file: %v", err)
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(filepath.Join(dir, "own2"), &st); err != nil || st.Uid != 1000 || st.Nlink != 2 {
+		t.Errorf("own2 on disk: %+v %v", st, err)
+	}
+}
+
+// The kernel, not the server's identity, decides: files made as a
+// caller are the caller's on disk, with no moment at which they were
+// root's (no chown follows), and set-id bits the caller may not keep are
+// gone on disk too.
+func TestOSOwnershipOnDisk(t *testing.T) {
+	vfstest.RequireRoot(t)
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	f := newOS(t, dir, vfs.OSOptions{})
+	user := vfs.Cred{UID: 1000, GID: 1000}
+	if _, _, err := f.Create(user, f.Root(), "f", 0o6777, true, false, [8]byte{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.Mkdir(user, f.Root(), "d", 0o777); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"f", "d"} {
+		var st unix.Stat_t
+		if err := unix.Lstat(filepath.Join(dir, name), &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Uid != 1000 || st.Gid != 1000 {
+			t.Errorf("%s on disk: %d:%d mode %#o, want 1000:1000", name, st.Uid, st.Gid, st.Mode&0o7777)
+		}
+	}
+	// The server's own writes (as root) keep set-id bits; a caller's
+	// write to the same file clears them on disk.
+	p := filepath.Join(dir, "s")
+	if err := os.WriteFile(p, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(p, 2000, 2000); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Chmod(p, 0o6777); err != nil { // os.Chmod drops bits above 0777
+		t.Fatal(err)
+	}
+	h, _, err := f.Lookup(vfs.Cred{}, f.Root(), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(vfs.Cred{}, h, []byte("root"), 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(p); fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != os.ModeSetuid|os.ModeSetgid {
+		t.Errorf("after root's write: %v", fi.Mode())
+	}
+	if _, err := f.WriteAt(user, h, []byte("user"), 0, true); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(p); fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
+		t.Errorf("after uid 1000's write through the cached descriptor: %v, want no set-id bits", fi.Mode())
+	}
+}
