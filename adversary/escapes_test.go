@@ -2,6 +2,7 @@ package adversary
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"os"
 	"path/filepath"
@@ -231,6 +232,7 @@ var escapeAttacks = []attack[*escapeEnv]{
 	{"symlink", escapeSymlink},
 	{"bitflip", escapeBitflip},
 	{"forged", escapeForged},
+	{"mountpath", escapeMountPath},
 }
 
 // forgeHandle builds a handle in the OS backend's layout (vfs/doc.go):
@@ -242,4 +244,40 @@ func forgeHandle(header []byte, kh unix.FileHandle, mac []byte) []byte {
 	b = binary.BigEndian.AppendUint32(b, uint32(kh.Type()))
 	b = append(b, kh.Bytes()...)
 	return append(b, mac...)
+}
+
+// MNT of paths that are no export, lead out of one through "..", or
+// through a symbolic link inside an export, gives no handle outside the
+// exports.
+func escapeMountPath(t *testing.T, e *escapeEnv) {
+	must(t, os.Symlink(e.outside, filepath.Join(e.exp, "mntlink")))
+	c, err := Dial(context.Background(), e.d.MountAddr(), attackerIP)
+	must(t, err)
+	defer c.Close()
+	c.Cred = Sys(0, 0)
+	nfs := e.dial(attackerIP, Sys(0, 0))
+	for _, p := range []string{
+		e.outside, e.base, "/", "",
+		e.exp + "/../outside", e.exp + "//..//outside", e.exp + "/mntlink", e.exp + "/mntlink/",
+		e.exp + "/mntlink/..", "../" + e.outside, e.outside + "/../exp/mntlink",
+	} {
+		fh, st, err := c.Mnt(p)
+		if err != nil {
+			t.Errorf("MNT %q: %v", p, err)
+			continue
+		}
+		t.Logf("MNT %q: mountstat3 %d", p, st)
+		if st != 0 {
+			continue // refused
+		}
+		a, ast, err := nfs.Getattr(fh)
+		if err != nil || ast != OK {
+			continue
+		}
+		e.notOutside(t, "MNT "+p, a)
+		if names, st, err := nfs.Readdir(fh); err == nil && st == OK && slices.Contains(names, "secret") {
+			t.Errorf("MNT %q gave a handle that lists the outside directory: %v", p, names)
+		}
+	}
+	e.checkOutside(t)
 }

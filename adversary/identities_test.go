@@ -27,6 +27,8 @@ var sixteen = func() []uint32 {
 
 var callers = []caller{
 	{"root", 0, 0, []uint32{0}},
+	{"invalid", invalid, invalid, nil},
+	{"user-invalidgid", userUID, invalid, nil},
 	{"user-invalid-in-gids", userUID, userGID, []uint32{invalid}},
 	{"nobody", nobody, nobody, nil},
 	{"user-nogids", userUID, userGID, nil},
@@ -289,6 +291,10 @@ var identityAttacks = []attack[*env]{
 	{"flavor", identityFlavor},
 	{"group0", identityGroup0},
 	{"chown", identityChown},
+	{"setgid", identitySetgid},
+	{"suidclear", identitySuidclear},
+	{"sticky", identitySticky},
+	{"renamedir", identityRenameDirParent},
 	{"readonly", identityReadonly},
 }
 
@@ -320,5 +326,105 @@ func identityFlavor(t *testing.T, e *env) {
 		if d := lstat(t, filepath.Join(e.exp, name)); d.exists {
 			t.Errorf("CREATE with flavor %d made a file: %v", fc.cred.Flavor, d)
 		}
+	}
+}
+
+// A file made in a setgid directory by a non-member of its group
+// gets the group but not the setgid bit; chmod g+s by a non-member
+// is silently dropped (inode_init_owner, setattr_prepare).
+func identitySetgid(t *testing.T, e *env) {
+	mkdirOwned(t, filepath.Join(e.exp, "sg"), 0, 2000, 0o2777)
+	c := e.dial(attackerIP, Sys(userUID, userGID))
+	dir := lookupPath(t, c, e.root(e.exp), "sg")
+	fh, st, err := c.Create(dir, "f", Guarded, Mode(0o2755))
+	wantOK(t, "CREATE", st, err)
+	p := filepath.Join(e.exp, "sg", "f")
+	if got := lstat(t, p); got.gid != 2000 || got.mode&0o2000 != 0 {
+		t.Errorf("CREATE 02755 in a root:2000 02777 dir by a non-member: on disk %v, want group 2000 without setgid", got)
+	}
+	st, err = c.Setattr(fh, Mode(0o2755))
+	if got := lstat(t, p); got.mode&0o2000 != 0 {
+		t.Errorf("chmod g+s by a non-member of the file's group: %v, %v; on disk %v", st, err, got)
+	}
+	_, st, err = c.Mkdir(dir, "d", Mode(0o755))
+	wantOK(t, "MKDIR", st, err)
+	if got := lstat(t, filepath.Join(e.exp, "sg", "d")); got.gid != 2000 || got.mode&0o2000 == 0 {
+		t.Errorf("MKDIR in a setgid dir: on disk %v, want group 2000 and the setgid bit inherited", got)
+	}
+}
+
+// WRITE and truncation by a non-owner clear setuid and setgid
+// (file_remove_privs).
+func identitySuidclear(t *testing.T, e *env) {
+	root := e.root(e.exp)
+	c := e.dial(attackerIP, Sys(userUID, userGID))
+	for _, how := range []string{"write", "truncate"} {
+		name := "suid-" + how
+		p := filepath.Join(e.exp, name)
+		writeFile(t, p, "#!/bin/sh\n", otherUID, otherUID, 0o6777)
+		fh := lookupPath(t, c, root, name)
+		var st Status
+		var err error
+		if how == "write" {
+			st, err = c.Write(fh, 0, []byte("#!/bin/sh\nid\n"))
+		} else {
+			st, err = c.Setattr(fh, Sattr{SetSize: true, Size: 0})
+		}
+		wantOK(t, how, st, err)
+		if got := lstat(t, p); got.mode&0o6000 != 0 {
+			t.Errorf("%s of a %d:%d 06777 file by uid %d: on disk %v, want setuid and setgid cleared", how, otherUID, otherUID, userUID, got)
+		}
+	}
+}
+
+// The sticky bit: another user's file can be neither removed nor
+// replaced by renaming one's own over it.
+func identitySticky(t *testing.T, e *env) {
+	mkdirOwned(t, filepath.Join(e.exp, "tmp"), 0, 0, 0o1777)
+	theirs := filepath.Join(e.exp, "tmp", "theirs")
+	writeFile(t, theirs, "theirs", otherUID, otherUID, 0o666)
+	before := lstat(t, theirs)
+	c := e.dial(attackerIP, Sys(userUID, userGID))
+	dir := lookupPath(t, c, e.root(e.exp), "tmp")
+	_, st, err := c.Create(dir, "mine", Guarded, Mode(0o644))
+	wantOK(t, "CREATE", st, err)
+	rst, rerr := c.Rename(dir, "mine", dir, "theirs")
+	dst, derr := c.Remove(dir, "theirs")
+	after := lstat(t, theirs)
+	if after.ino != before.ino {
+		t.Errorf("in a 1777 dir uid %d replaced uid %d's file: RENAME %v, %v; REMOVE %v, %v; on disk %v, was %v", userUID, otherUID, rst, rerr, dst, derr, after, before)
+	}
+	if rst != ErrPerm && rst != ErrAcces {
+		t.Errorf("RENAME over another user's file in a sticky dir: %v, %v; want PERM", rst, rerr)
+	}
+	if b, _ := os.ReadFile(theirs); string(b) != "theirs" {
+		t.Errorf("their file now holds %q", b)
+	}
+}
+
+// Moving a directory to a new parent rewrites its "..": the kernel asks
+// for write permission on the directory itself, so uid 1000 cannot move
+// a root:root 0755 directory out of a world-writable one into its own.
+func identityRenameDirParent(t *testing.T, e *env) {
+	mkdirOwned(t, filepath.Join(e.exp, "mvp"), 0, 0, 0o777)
+	mkdirOwned(t, filepath.Join(e.exp, "mvp", "rootdir"), 0, 0, 0o755)
+	mkdirOwned(t, filepath.Join(e.exp, "mvp", "mine"), userUID, userGID, 0o755)
+	ino := lstat(t, filepath.Join(e.exp, "mvp", "rootdir")).ino
+	c := e.dial(attackerIP, Sys(userUID, userGID))
+	dir := lookupPath(t, c, e.root(e.exp), "mvp")
+	mine := lookupPath(t, c, dir, "mine")
+	st, err := c.Rename(dir, "rootdir", mine, "rootdir")
+	if got := lstat(t, filepath.Join(e.exp, "mvp", "rootdir")); got.ino != ino {
+		t.Errorf("uid %d moved a root:root 0755 directory into its own directory: %v, %v; on disk %v", userUID, st, err, lstat(t, filepath.Join(e.exp, "mvp", "mine", "rootdir")))
+		return
+	}
+	if st != ErrAcces && st != ErrPerm {
+		t.Errorf("RENAME of a directory the caller may not write to a new parent: %v, %v; want ACCES", st, err)
+	}
+	// Within the same parent ".." does not change: the kernel allows it.
+	st, err = c.Rename(dir, "rootdir", dir, "renamed")
+	wantOK(t, "RENAME in the same directory", st, err)
+	if got := lstat(t, filepath.Join(e.exp, "mvp", "renamed")); got.ino != ino || got.uid != 0 {
+		t.Errorf("after RENAME in place: %v", got)
 	}
 }

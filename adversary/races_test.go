@@ -112,5 +112,84 @@ func raceCreateRename(t *testing.T, e *raceEnv) {
 
 // raceAttacks are the subtests of TestRaces, in order.
 var raceAttacks = []attack[*raceEnv]{
+	{"mkdir-rename", raceMkdirRename},
 	{"create-rename", raceCreateRename},
+	{"remove-link", raceRemoveLink},
+}
+
+func raceMkdirRename(t *testing.T, e *raceEnv) {
+	dir := filepath.Join(e.exp, "r1")
+	mkdirOwned(t, dir, 0, 0, 0o777)
+	victim := filepath.Join(dir, "victim")
+	mkdirOwned(t, victim, 0, 0, 0o755)
+	writeFile(t, filepath.Join(victim, "keepme"), "x", 0, 0, 0o644)
+	ino := lstat(t, victim).ino
+	fh := lookupPath(t, e.admin, e.exportRoot, "r1")
+	race(t, e.env, func(c *Conn, i int) error {
+		if _, _, err := c.Mkdir(fh, "d", Mode(0o777)); err != nil {
+			return err
+		}
+		_, err := c.Rmdir(fh, "d")
+		return err
+	}, func(c *Conn, i int) error {
+		if _, err := c.Rename(fh, "victim", fh, "d"); err != nil {
+			return err
+		}
+		_, err := c.Rename(fh, "d", fh, "victim")
+		return err
+	})
+	names := findIno(t, dir, ino)
+	if len(names) != 1 {
+		t.Fatalf("the victim directory is now at %v", names)
+	}
+	if got := lstat(t, filepath.Join(dir, names[0])); got.uid != 0 || got.gid != 0 || got.mode != 0o755 {
+		t.Errorf("after %d MKDIR/RENAME races the root:root 0755 directory is %v", raceIterations, got)
+	}
+}
+
+// LINK of a root:root 0600 file (fs.protected_hardlinks refuses it to
+// uid 1000) and REMOVE of the link, against CREATE/REMOVE of the same
+// name and REMOVE of the file, in a sticky directory.
+func raceRemoveLink(t *testing.T, e *raceEnv) {
+	dir := filepath.Join(e.exp, "r3")
+	mkdirOwned(t, dir, 0, 0, 0o1777)
+	victim := filepath.Join(dir, "secret")
+	writeFile(t, victim, "root secret", 0, 0, 0o600)
+	ino := lstat(t, victim).ino
+	fh := lookupPath(t, e.admin, e.exportRoot, "r3")
+	sfh := lookupPath(t, e.admin, e.exportRoot, "r3/secret")
+	var linked int
+	race(t, e.env, func(c *Conn, i int) error {
+		st, err := c.Link(sfh, fh, "l")
+		if err != nil {
+			return err
+		}
+		if st == OK {
+			linked++
+		}
+		_, err = c.Remove(fh, "l")
+		return err
+	}, func(c *Conn, i int) error {
+		if _, _, err := c.Create(fh, "l", Guarded, Mode(0o644)); err != nil {
+			return err
+		}
+		if _, err := c.Remove(fh, "l"); err != nil {
+			return err
+		}
+		_, err := c.Remove(fh, "secret")
+		return err
+	})
+	if linked > 0 {
+		t.Errorf("uid %d hard-linked a root:root 0600 file %d times in %d tries", userUID, linked, raceIterations)
+	}
+	got := lstat(t, victim)
+	if got.ino != ino || got.nlink != 1 || got.uid != 0 || got.mode != 0o600 {
+		t.Errorf("the root secret is now %v (was ino %d, nlink 1)", got, ino)
+	}
+	if names := findIno(t, dir, ino); len(names) != 1 {
+		t.Errorf("names of the root secret: %v", names)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "root secret" {
+		t.Errorf("the root secret now holds %q", b)
+	}
 }
