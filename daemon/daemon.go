@@ -62,6 +62,8 @@ type Config struct {
 	// NotifyFor bounds how long SM_NOTIFY is retried per host (0: 15
 	// minutes).
 	NotifyFor time.Duration
+	// NLMGrantRetry is the interval of GRANTED_MSG resends (0: 10 s).
+	NLMGrantRetry time.Duration
 }
 
 // Program numbers registered with rpcbind.

@@ -32,11 +32,12 @@ func (l lockFiles) ResolveLock(call *oncrpc.Call, fh []byte) (nlm.File, nlm.Stat
 	r, st := l.st.nfs.ResolveHandle(call, fh)
 	switch st {
 	case wire.OK:
-	case wire.ErrStale, wire.ErrBadHandle:
+	case wire.ErrStale:
 		return nlm.File{}, nlm.StaleFH
 	default:
-		// As the Linux server, whose lockd opens the file through nfsd:
-		// a refused open is NLM4_FAILED.
+		// As the Linux server, whose lockd opens the file through nfsd
+		// (nlm_fopen): stale is NLM4_STALE_FH, anything else (a
+		// malformed handle, a refused client) NLM4_FAILED.
 		return nlm.File{}, nlm.Failed
 	}
 	h := append([]byte(nil), r.Handle...)
@@ -100,6 +101,7 @@ func (d *Daemon) startLocking(log *zap.Logger, cfg Config, st *exportState) erro
 		Monitor:           d.nsm,
 		Log:               log.Named("nlm"),
 		ClientPortmapPort: cfg.ClientPortmapPort,
+		GrantRetry:        cfg.NLMGrantRetry,
 		MachineName:       host,
 	})
 	return nil

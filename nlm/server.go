@@ -219,17 +219,16 @@ func hostKey(call *oncrpc.Call, callerName string) string {
 func clientAddr(call *oncrpc.Call) netip.Addr { return call.Conn.Remote.Addr().Unmap() }
 
 // lockRange turns offset and length into the table's inclusive range as
-// the Linux server does: length 0, or a range past the largest offset,
-// runs to MaxOffset; an offset past it is NLM4_FBIG.
+// the Linux server does (nlm4svc_retrieve_args): length 0 runs to
+// MaxOffset; an offset, or a last byte, past MaxOffset is NLM4_FBIG.
 func lockRange(off, length uint64) (int64, int64, Stat) {
-	if off > math.MaxInt64 {
+	if off > math.MaxInt64 || (length != 0 && length-1 > math.MaxInt64-off) {
 		return 0, 0, FBig
 	}
-	end := off + length - 1
-	if length == 0 || end > math.MaxInt64 || end < off {
+	if length == 0 {
 		return int64(off), locks.MaxOffset, Granted
 	}
-	return int64(off), int64(end), Granted
+	return int64(off), int64(off + length - 1), Granted
 }
 
 // holderOf encodes a conflicting lock as nlm4_holder: length 0 for a lock
@@ -673,7 +672,8 @@ func (s *Server) smNotify(_ context.Context, call *oncrpc.Call, _ *oncrpc.Reply)
 
 // HostRebooted releases everything of the hosts that a reboot
 // notification names: those whose caller_name is name (case-insensitive)
-// and, when addr is valid, those at addr. It returns the entries freed.
+// and, when addr is valid (the name is an address), those at addr, as
+// rpc.statd matches SM_NOTIFY's mon_name. It returns the entries freed.
 func (s *Server) HostRebooted(name string, addr netip.Addr) int {
 	match := func(h *Host) bool {
 		return (name != "" && strings.EqualFold(h.Name, name)) || (addr.IsValid() && h.Addr == addr.Unmap())

@@ -119,8 +119,10 @@ func TestLockRange(t *testing.T) {
 		{0, 0, 0, 1<<63 - 1, Granted},
 		{10, 5, 10, 14, Granted},
 		{1<<63 - 1, 1, 1<<63 - 1, 1<<63 - 1, Granted},
-		{1 << 62, 1 << 63, 1 << 62, 1<<63 - 1, Granted},
-		{1<<63 - 10, 100, 1<<63 - 10, 1<<63 - 1, Granted}, // past 2^63-1: to EOF
+		{1<<63 - 10, 10, 1<<63 - 10, 1<<63 - 1, Granted},
+		{1 << 62, 1 << 63, 0, 0, FBig},     // last byte past 2^63-1
+		{1<<63 - 10, 11, 0, 0, FBig},       // one byte too far
+		{1<<63 - 1, 1<<64 - 1, 0, 0, FBig}, // wraps
 		{1 << 63, 1, 0, 0, FBig},
 	} {
 		s, e, st := lockRange(c.off, c.len)

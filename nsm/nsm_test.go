@@ -200,7 +200,8 @@ func TestProcedures(t *testing.T) {
 		t.Fatal("UNMON_ALL left the host")
 	}
 	dispatch(t, s, "10.0.0.9:700", ProcNotify, (&StatChange{MonName: "client", State: 7}).Append(nil))
-	if len(rebooted) != 1 || rebooted[0] != "client/10.0.0.9" {
+	dispatch(t, s, "10.0.0.9:700", ProcNotify, (&StatChange{MonName: "10.0.0.7", State: 9}).Append(nil))
+	if len(rebooted) != 2 || rebooted[0] != "client/invalid IP" || rebooted[1] != "10.0.0.7/10.0.0.7" {
 		t.Fatalf("OnReboot calls %v", rebooted)
 	}
 	dispatch(t, s, "10.0.0.9:700", ProcSimuCrash, nil)

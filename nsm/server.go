@@ -25,8 +25,8 @@ type Config struct {
 	// after SIMU_CRASH.
 	Grace time.Duration
 	Log   *zap.Logger
-	// OnReboot is told of each SM_NOTIFY: the host named name (at addr,
-	// the sender) rebooted and lost its locks.
+	// OnReboot is told of each SM_NOTIFY: the host named name rebooted
+	// and lost its locks; addr is name as an address when it is one.
 	OnReboot func(name string, addr netip.Addr)
 	// OnCrash is told of SIMU_CRASH: the lock manager drops its locks.
 	OnCrash func()
@@ -393,12 +393,15 @@ func (s *Server) notify(_ context.Context, call *oncrpc.Call, _ *oncrpc.Reply) e
 	from := call.Conn.Remote.Addr().Unmap()
 	s.log.Info("SM_NOTIFY: a client rebooted", zap.String("mon_name", c.MonName), zap.Int32("state", c.State), zap.Stringer("from", from))
 	if s.cfg.OnReboot != nil {
-		s.cfg.OnReboot(c.MonName, from)
+		// As rpc.statd, by mon_name (not by the sender: UDP, any host
+		// can send it). A name that is an address names its host.
+		ip, _ := netip.ParseAddr(c.MonName)
+		s.cfg.OnReboot(c.MonName, ip.Unmap())
 	}
 	s.mu.Lock()
 	var calls []Record
 	for _, h := range s.hosts {
-		if h.MyID != nil && (h.Name == c.MonName || h.Addr == from.String()) {
+		if h.MyID != nil && h.Name == c.MonName {
 			calls = append(calls, h)
 		}
 	}

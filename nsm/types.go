@@ -1,6 +1,9 @@
 package nsm
 
 import (
+	"context"
+
+	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	"github.com/gonfsrdma/gonfsrdma/xdr"
 )
 
@@ -169,4 +172,14 @@ func (s *Status) Decode(r *xdr.Reader) error {
 	s.State = r.Int32()
 	copy(s.Priv[:], r.FixedOpaque(PrivSize))
 	return r.Err()
+}
+
+// Call sends one NSM call and returns a reader over its results (tests,
+// the conformance suite).
+func Call(ctx context.Context, c oncrpc.Caller, proc uint32, args []byte) (*xdr.Reader, error) {
+	res, err := c.Call(ctx, &oncrpc.ClientCall{Prog: Prog, Vers: Vers1, Proc: proc, Args: args})
+	if err != nil {
+		return nil, err
+	}
+	return xdr.NewReader(res), nil
 }
