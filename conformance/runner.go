@@ -54,6 +54,14 @@ type Config struct {
 	// DialVerbs, when set, opens a bare verbs connection with the given
 	// parameters (chosen CM private data); addr is Server:Port.
 	DialVerbs func(ctx context.Context, addr string, p verbs.ConnParams) (verbs.Conn, error)
+	// CallbackPortmap is the address of an rpcbind that the server asks
+	// for this client's NLM and NSM (the server's callbacks: GRANTED_MSG,
+	// _RES, SM_NOTIFY); the suite registers its own callback service
+	// there. "" omits the tests that need callbacks.
+	CallbackPortmap string
+	// Grace is the server's grace period; 0 omits the grace tests, which
+	// start one with SM_SIMU_CRASH (allowed from loopback).
+	Grace time.Duration
 	// ROExport is a second export that is read-only to this client and
 	// holds at least one regular file; "" omits the rofs tests.
 	ROExport string
@@ -164,6 +172,8 @@ type Env struct {
 	// rsize and wsize are the server's FSINFO rtmax and wtmax: the
 	// helpers never send a larger READ or WRITE.
 	rsize, wsize uint32
+	// lock is the lock tests' shared state (ports, callback service).
+	lock *lockEnv
 }
 
 // Dial opens a new NFS connection with the suite's credential; the caller
@@ -354,6 +364,12 @@ func omitReason(t *Test, cfg *Config, done map[string]Status) string {
 	if hasFlag(t, "rofs") && cfg.ROExport == "" {
 		return "needs --roexport"
 	}
+	if hasFlag(t, "callback") && cfg.CallbackPortmap == "" {
+		return "needs --callback-rpcbind (an rpcbind the server asks for this client's NLM)"
+	}
+	if hasFlag(t, "grace") && cfg.Grace <= 0 {
+		return "needs --grace (the server's grace period)"
+	}
 	for _, d := range t.Deps {
 		if st, ok := done[d]; ok && st != Pass && st != Warn {
 			return "dependency " + d + " " + st.String()
@@ -488,7 +504,11 @@ func setup(ctx context.Context, cfg *Config) (*Env, func(), error) {
 		return nil, nil, fmt.Errorf("conformance: NFS: %w", err)
 	}
 	e.C = client.New(caller).WithCred(e.Cred)
-	cleanup := func() { caller.Close() }
+	e.lock = &lockEnv{}
+	cleanup := func() {
+		caller.Close()
+		e.lock.close()
+	}
 	if fi, err := e.C.Fsinfo(sctx, root); err == nil {
 		e.rsize, e.wsize = fi.RTMax, fi.WTMax
 		e.C.SetIOSize(e.rsize, e.wsize)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gonfsrdma/gonfsrdma/daemon"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	"github.com/gonfsrdma/gonfsrdma/oncrpc/rpcbind"
 	"github.com/gonfsrdma/gonfsrdma/rpcrdma"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
 )
@@ -21,8 +22,20 @@ import (
 // startDaemon runs a whole server exporting an empty temporary directory
 // to 127.0.0.1 with rpcbind on a private port and, when fabric is not
 // nil, NFS over RPC-over-RDMA on the software fabric at rdmaAddr.
+//
+// The lock tests' client side runs on this host too: a second rpcbind
+// plays the client host's, which the server asks for the suite's
+// callback service (GRANTED_MSG, _RES, SM_NOTIFY); its address goes to
+// Config.CallbackPortmap through suiteCallbackPortmap. The grace period
+// is one second so the grace tests stay short.
 func startDaemon(t *testing.T, fabric *verbs.Fabric, rdmaAddr string) (d *daemon.Daemon, export, roExport string, pmPort int) {
 	t.Helper()
+	clientPM, err := rpcbind.Start(context.Background(), zap.NewNop(), rpcbind.Config{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { clientPM.Close(context.Background()) })
+	suiteCallbackPortmap = clientPM.Addr().String()
 	tmp := t.TempDir()
 	export = filepath.Join(tmp, "export")
 	if err := os.Mkdir(export, 0o777); err != nil {
@@ -50,11 +63,16 @@ func startDaemon(t *testing.T, fabric *verbs.Fabric, rdmaAddr string) (d *daemon
 		PortmapAddr: "127.0.0.1:0",
 		StateDir:    filepath.Join(tmp, "state"),
 		Version:     "conformance-test",
+
+		ClientPortmapPort: clientPM.Addr().(*net.TCPAddr).Port,
+		Grace:             suiteGrace,
+		NotifyFor:         5 * time.Second,
+		NLMGrantRetry:     time.Second,
 	}
 	if fabric != nil {
 		cfg.RDMAProvider, cfg.RDMAAddr, cfg.RequireRDMA = fabric, rdmaAddr, true
 	}
-	d, err := daemon.Start(ctx, zap.NewNop(), cfg)
+	d, err = daemon.Start(ctx, zap.NewNop(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,6 +84,13 @@ func startDaemon(t *testing.T, fabric *verbs.Fabric, rdmaAddr string) (d *daemon
 	})
 	return d, export, roExport, pmPort
 }
+
+// suiteGrace is the in-process server's grace period.
+const suiteGrace = time.Second
+
+// suiteCallbackPortmap is the client-side rpcbind of the last
+// startDaemon (tests run one after another).
+var suiteCallbackPortmap string
 
 func TestSuiteTCP(t *testing.T) {
 	d, export, ro, pmPort := startDaemon(t, nil, "")
@@ -128,21 +153,23 @@ func runSuite(t *testing.T, d *daemon.Daemon, export string, pmPort int, base Co
 		t.Logf("   %s: %s", code, why)
 	}
 	cfg := Config{
-		Strict:      true,
-		AllowWarn:   allow,
-		Server:      "127.0.0.1",
-		Export:      export,
-		Transport:   base.Transport,
-		DialNFS:     base.DialNFS,
-		DialRDMA:    base.DialRDMA,
-		DialVerbs:   base.DialVerbs,
-		ROExport:    base.ROExport,
-		Port:        base.Port,
-		MountPort:   d.MountAddr().(*net.TCPAddr).Port,
-		PortmapPort: pmPort,
-		MakeTree:    true,
-		UID:         uint32(os.Geteuid()),
-		GID:         uint32(os.Getegid()),
+		Strict:          true,
+		CallbackPortmap: suiteCallbackPortmap,
+		Grace:           suiteGrace,
+		AllowWarn:       allow,
+		Server:          "127.0.0.1",
+		Export:          export,
+		Transport:       base.Transport,
+		DialNFS:         base.DialNFS,
+		DialRDMA:        base.DialRDMA,
+		DialVerbs:       base.DialVerbs,
+		ROExport:        base.ROExport,
+		Port:            base.Port,
+		MountPort:       d.MountAddr().(*net.TCPAddr).Port,
+		PortmapPort:     pmPort,
+		MakeTree:        true,
+		UID:             uint32(os.Geteuid()),
+		GID:             uint32(os.Getegid()),
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -212,7 +239,7 @@ func TestTable(t *testing.T) {
 		if seen[tc.Code] {
 			t.Errorf("duplicate code %s", tc.Code)
 		}
-		if tc.Doc == "" || !strings.Contains(tc.Doc, "RFC") || tc.Run == nil {
+		if tc.Doc == "" || !(strings.Contains(tc.Doc, "RFC") || strings.Contains(tc.Doc, "XNFS")) || tc.Run == nil {
 			t.Errorf("%s: no RFC citation or no function", tc.Code)
 		}
 		for _, d := range tc.Deps {

@@ -12,7 +12,7 @@ func t(code, name, flags, deps, doc string, run func(*Env) error) Test {
 // Tests returns the static table of every test, in run order (a test's
 // dependencies come before it).
 func Tests() []Test {
-	return []Test{
+	return append([]Test{
 		// ONC RPC, RFC 5531.
 		t("RPC1", "RPCNull", "rpc", "", "NULL with AUTH_NONE is answered SUCCESS with an AUTH_NONE verifier (RFC 5531 9, RFC 1813 3.3.0)", testRPCNull),
 		t("RPC2", "RPCVersion", "rpc", "RPC1", "rpcvers 3 is MSG_DENIED RPC_MISMATCH with a range holding 2 (RFC 5531 9)", testRPCVersion),
@@ -284,5 +284,20 @@ func Tests() []Test {
 		t("ROFS10", "ROFSSetattr", "nfs rofs attr", "", "SETATTR mode and size on a read-only export are NFS3ERR_ROFS (RFC 1813 3.3.2)", testROFSSetattr),
 		t("ROFS11", "ROFSReadAccess", "nfs rofs read", "", "READ works on a read-only export; ACCESS grants no MODIFY or EXTEND (RFC 1813 3.3.4, 3.3.6)", testROFSRead),
 		t("XDEV1", "XDevRenameLink", "nfs rofs rename link", "", "RENAME and LINK across exports are NFS3ERR_XDEV (or ROFS first, as knfsd) (RFC 1813 3.3.14, 3.3.15)", testXDevRename),
+	}, lockTests()...)
+}
+
+// lockTests are the lock manager and status monitor tests; the grace
+// tests come last, since each SM_SIMU_CRASH drops every lock.
+func lockTests() []Test {
+	out := nlmTests()
+	var grace []Test
+	for _, tc := range nsmTests() {
+		if hasFlag(&tc, "grace") {
+			grace = append(grace, tc)
+		} else {
+			out = append(out, tc)
+		}
 	}
+	return append(out, grace...)
 }
