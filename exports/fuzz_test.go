@@ -60,7 +60,8 @@ func FuzzParse(f *testing.F) {
 }
 
 // fuzzRegressions are inputs the fuzzer once broke, kept as named cases:
-// each must parse or fail cleanly, and round-trip when it parses.
+// each must parse or fail cleanly, and round-trip when it parses. Each is
+// also a file in testdata/fuzz/FuzzParse, replayed by FuzzParse itself.
 var fuzzRegressions = []struct{ name, in string }{
 	// "A.." lost one dot to normalization and printed as "a.", which
 	// parsed back as "a". Names ending in a dot after that are invalid.
