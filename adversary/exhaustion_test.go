@@ -214,4 +214,50 @@ func exhaustSlow(t *testing.T, e *env) {
 var exhaustAttacks = []attack[*env]{
 	{"idle", exhaustIdle},
 	{"slow", exhaustSlow},
+	{"churn", exhaustChurn},
+}
+
+// openFDs counts this process's descriptors.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	must(t, err)
+	return len(ents)
+}
+
+// 2,000 connections opened and dropped at once, half after one call and
+// some in the middle of a record: the server's descriptors return to
+// what they were (no leak), and it keeps serving.
+func exhaustChurn(t *testing.T, e *env) {
+	const n = 2000
+	before := openFDs(t)
+	for i := range n {
+		c, err := Dial(context.Background(), e.d.NFSAddr(), attackerAddr(i))
+		if err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+		switch i % 4 {
+		case 1:
+			c.Null()
+		case 2:
+			c.NetConn().Write([]byte{0x80, 0, 0, 100, 1, 2}) // a record cut short
+		case 3:
+			c.Send(NFSProgram, NFSVersion, ProcNull, nil) // a call whose reply nobody reads
+		}
+		c.Close()
+	}
+	// A few descriptors of slack: the test's own connections to look
+	// handles up and the runtime's (timers, netpoll) may come and go.
+	deadline := time.Now().Add(5 * time.Second)
+	after := openFDs(t)
+	for after > before+8 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		after = openFDs(t)
+	}
+	t.Logf("%d connections opened and dropped: descriptors %d before, %d after", n, before, after)
+	if after > before+8 {
+		t.Errorf("descriptors leaked: %d before %d dropped connections, %d five seconds after", before, n, after)
+	}
+	freshClient(t, e, "after connection churn")
+	diskStillServed(t, e, "after-churn")
 }

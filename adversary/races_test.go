@@ -115,6 +115,8 @@ var raceAttacks = []attack[*raceEnv]{
 	{"mkdir-rename", raceMkdirRename},
 	{"create-rename", raceCreateRename},
 	{"remove-link", raceRemoveLink},
+	{"symlink-mknod-rename", raceSymlinkMknodRename},
+	{"symlink-swap", raceSymlinkSwap},
 }
 
 func raceMkdirRename(t *testing.T, e *raceEnv) {
@@ -191,5 +193,93 @@ func raceRemoveLink(t *testing.T, e *raceEnv) {
 	}
 	if b, _ := os.ReadFile(victim); string(b) != "root secret" {
 		t.Errorf("the root secret now holds %q", b)
+	}
+}
+
+// SYMLINK and MKNOD (a FIFO) of "f" and its REMOVE against RENAME
+// victim<->f, where victim is a root:root 0644 file held by a second
+// link outside the export: creating by name must not chown or chmod
+// what the name means a moment later.
+func raceSymlinkMknodRename(t *testing.T, e *raceEnv) {
+	for _, op := range []struct {
+		name string
+		do   func(c *Conn, dir []byte) error
+	}{
+		{"symlink", func(c *Conn, dir []byte) error {
+			_, _, err := c.Symlink(dir, "f", "target", Sattr{SetMode: true, Mode: 0o777})
+			return err
+		}},
+		{"mknod", func(c *Conn, dir []byte) error {
+			_, _, err := c.MknodFIFO(dir, "f", Mode(0o666))
+			return err
+		}},
+	} {
+		t.Run(op.name, func(t *testing.T) {
+			dir := filepath.Join(e.exp, "r4-"+op.name)
+			mkdirOwned(t, dir, 0, 0, 0o777)
+			victim := filepath.Join(dir, "victim")
+			writeFile(t, victim, "victim data", 0, 0, 0o644)
+			held := filepath.Join(e.keep, "r4-"+op.name)
+			must(t, os.Link(victim, held))
+			fh := lookupPath(t, e.admin, e.exportRoot, "r4-"+op.name)
+			race(t, e.env, func(c *Conn, i int) error {
+				if err := op.do(c, fh); err != nil {
+					return err
+				}
+				_, err := c.Remove(fh, "f")
+				return err
+			}, func(c *Conn, i int) error {
+				if _, err := c.Rename(fh, "victim", fh, "f"); err != nil {
+					return err
+				}
+				_, err := c.Rename(fh, "f", fh, "victim")
+				return err
+			})
+			if got := lstat(t, held); got.uid != 0 || got.gid != 0 || got.mode != 0o644 {
+				t.Errorf("after %d %s/RENAME races the root:root 0644 file is %v", raceIterations, op.name, got)
+			}
+		})
+	}
+}
+
+// One client swaps a directory for a symbolic link to the outside and
+// back by RENAME; the other looks the name up and creates in whatever it
+// got. No file may appear outside the export.
+func raceSymlinkSwap(t *testing.T, e *raceEnv) {
+	dir := filepath.Join(e.exp, "r5")
+	mkdirOwned(t, dir, 0, 0, 0o777)
+	outside := filepath.Join(e.base, "r5-outside")
+	mkdirOwned(t, outside, 0, 0, 0o777)
+	fh := lookupPath(t, e.admin, e.exportRoot, "r5")
+	var created, refusedCreates int
+	mkdirOwned(t, filepath.Join(dir, "sub"), userUID, userGID, 0o777)
+	must(t, os.Symlink(outside, filepath.Join(dir, "l")))
+	race(t, e.env, func(c *Conn, i int) error {
+		// "sub" is the directory, then gone, then the link, then gone.
+		for _, mv := range [][2]string{{"sub", "d"}, {"l", "sub"}, {"sub", "l"}, {"d", "sub"}} {
+			if _, err := c.Rename(fh, mv[0], fh, mv[1]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, func(c *Conn, i int) error {
+		sub, _, st, err := c.Lookup(fh, "sub")
+		if err != nil || st != OK {
+			return err
+		}
+		_, st, err = c.Create(sub, "planted", Unchecked, Mode(0o644))
+		if err == nil && st == OK {
+			created++
+			_, err = c.Remove(sub, "planted")
+		} else if err == nil {
+			refusedCreates++
+		}
+		return err
+	})
+	t.Logf("CREATE in what LOOKUP of the swapped name gave: %d made inside the export, %d refused, of %d tries", created, refusedCreates, raceIterations)
+	ents, err := os.ReadDir(outside)
+	must(t, err)
+	if len(ents) > 0 {
+		t.Errorf("after %d swaps of a directory and a symlink to outside, outside holds %d entries (%d creates succeeded)", raceIterations, len(ents), created)
 	}
 }
