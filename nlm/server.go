@@ -166,11 +166,14 @@ func (s *Server) Program() *oncrpc.Program { return &s.prog }
 // Table returns the lock table (tests, diagnostics).
 func (s *Server) Table() *locks.Table { return s.table }
 
-// Close stops callbacks and timers. Locks are not released: Close
-// notifies nothing, and a restart is recovered by reclaims.
+// Close stops callbacks and timers and lets go of the backing files'
+// locks, as the end of the process would. It tells no one: the status
+// monitor keeps its records, so the next start notifies the clients and
+// they reclaim.
 func (s *Server) Close() {
 	s.cancel()
 	s.wg.Wait()
+	s.table.ReleaseAll()
 }
 
 // procedures is version vers' table. Every procedure that changes lock
