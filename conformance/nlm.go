@@ -908,6 +908,60 @@ func testNLMDRC(e *Env) error {
 	})(e)
 }
 
+func testNLMDeadlock(e *Env) error {
+	return lockTest(func(s *lockSession) error {
+		second, err := e.file(e.Dir, "second", nil)
+		if err != nil {
+			return err
+		}
+		onSecond := func(o lockOwner, block bool) (nlm.Stat, error) {
+			a := nlm.LockArgs{Cookie: s.cookie(), Block: block, Exclusive: true, Lock: s.nlmLock(o, second, 0, 0), State: 1}
+			return s.lockWith(s.rpc, a)
+		}
+		return steps(
+			s.expectLock(s.a, true, 0, 0, nlm.Granted, "a's LOCK of the first file"),
+			func() error {
+				st, err := onSecond(s.b, false)
+				return wantNLM(st, err, nlm.Granted, "b's LOCK of the second file")
+			},
+			func() error { st, err := onSecond(s.a, true); return wantNLM(st, err, nlm.Blocked, "a waits for b") },
+			func() error {
+				st, err := s.blockLock(s.b, true, 0, 0)
+				return wantNLM(st, err, nlm.Deadlock, "b waiting for a would deadlock (knfsd: posix_locks_deadlock)")
+			},
+			func() error { st, err := s.cancel(s.a, true, 0, 0); return wantNLM(st, err, nlm.Granted, "CANCEL") },
+		)
+	})(e)
+}
+
+func testNLMPermission(e *Env) error {
+	return lockTest(func(s *lockSession) error {
+		if _, err := e.C.Setattr(e.Ctx, s.fh, mode(0o644), nil); err != nil {
+			return fmt.Errorf("SETATTR mode 0644: %w", err)
+		}
+		other := e.Cfg.UID + 1
+		c, err := e.nlmClient("tcp")
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		c.SetCred(oncrpc.NewAuthSys("conformance", other, other))
+		as := func(excl bool) (nlm.Stat, error) {
+			return s.lockWith(c, s.lockArgs(s.b, excl, 0, 10))
+		}
+		return steps(
+			func() error {
+				st, err := as(true)
+				return wantNLM(st, err, nlm.Failed, "exclusive LOCK by a uid without write permission (knfsd opens the file for writing: NLM4_FAILED)")
+			},
+			func() error {
+				st, err := as(false)
+				return wantNLM(st, err, nlm.Granted, "shared LOCK by a uid with read permission")
+			},
+		)
+	})(e)
+}
+
 // nlmTests is the NLM part of the table.
 func nlmTests() []Test {
 	const x = "XNFS 3W 14.2"
@@ -953,5 +1007,7 @@ func nlmTests() []Test {
 		t("NLM39", "NLMProcUnavail", "nlm", "NLM1", "unknown procedures are PROC_UNAVAIL, version 2 PROG_MISMATCH 1-4 (RFC 5531 9, "+x+")", testNLMProcUnavail),
 		t("NLM40", "NLMUDP", "nlm lock", "NLM3", "locks over UDP and TCP are one table ("+x+")", testNLMUDP),
 		t("NLM41", "NLMDRC", "nlm lock", "NLM3", "a retransmitted LOCK is answered from the duplicate request cache, not run again (RFC 5531 9, "+x+")", testNLMDRC),
+		t("NLM42", "NLMDeadlock", "nlm lock block", "NLM21", "a blocking LOCK that would close a cycle of waiting owners is NLM4_DEADLCK ("+x+")", testNLMDeadlock),
+		t("NLM43", "NLMPermission", "nlm lock perm", "NLM3", "an exclusive lock needs write permission, a shared one read permission, as knfsd ("+x+")", testNLMPermission),
 	}
 }

@@ -28,8 +28,11 @@ const (
 type lockFiles struct{ st *exportState }
 
 // ResolveLock implements nlm.Resolver.
-func (l lockFiles) ResolveLock(call *oncrpc.Call, fh []byte) (nlm.File, nlm.Stat) {
+func (l lockFiles) ResolveLock(call *oncrpc.Call, fh []byte, exclusive bool) (nlm.File, nlm.Stat) {
 	r, st := l.st.nfs.ResolveHandle(call, fh)
+	if st == wire.OK {
+		st = l.st.nfs.PermitLock(&r, exclusive)
+	}
 	switch st {
 	case wire.OK:
 	case wire.ErrStale:

@@ -15,6 +15,9 @@
 //   - a request that conflicts with any lock of another owner is refused
 //     whole, leaving the owner's existing locks unchanged: an upgrade that
 //     conflicts is denied, never half applied;
+//   - a blocking request whose wait would close a cycle of owners waiting
+//     for each other (across files) is refused as Deadlock, as the
+//     kernel's posix_locks_deadlock;
 //   - a blocking request that conflicts waits in the file's queue; each
 //     time locks on the file go away, the queue is scanned in arrival order
 //     and every waiter that no longer conflicts is granted (the caller is

@@ -44,10 +44,11 @@ type Status int
 
 // Outcomes.
 const (
-	Granted Status = iota
-	Denied         // a conflicting lock is held
-	Blocked        // queued; Config.Granted is called when it is granted
-	NoLocks        // the table is full
+	Granted  Status = iota
+	Denied          // a conflicting lock is held
+	Blocked         // queued; Config.Granted is called when it is granted
+	NoLocks         // the table is full
+	Deadlock        // blocking would close a cycle of owners waiting for each other
 )
 
 func (s Status) String() string {
@@ -60,6 +61,8 @@ func (s Status) String() string {
 		return "blocked"
 	case NoLocks:
 		return "no locks"
+	case Deadlock:
+		return "deadlock"
 	}
 	return "unknown"
 }
@@ -239,6 +242,9 @@ func (t *Table) Lock(name string, l Lock, block bool, cookie any, open Opener) (
 			return Blocked, c, nil
 		}
 	}
+	if t.deadlock(f, &l) {
+		return Deadlock, c, nil
+	}
 	if t.count+1 > t.cfg.MaxLocks {
 		return NoLocks, c, nil
 	}
@@ -246,6 +252,39 @@ func (t *Table) Lock(name string, l Lock, block bool, cookie any, open Opener) (
 	f.waiters = append(f.waiters, w)
 	t.count++
 	return Blocked, c, nil
+}
+
+// deadlock reports whether l's owner waiting on f would close a cycle:
+// an owner holding a lock that conflicts with l waits, directly or
+// through other waiting owners, for a lock l's owner holds (as the Linux
+// kernel's posix_locks_deadlock, over every file of the table).
+func (t *Table) deadlock(f *file, l *Lock) bool {
+	seen := map[Owner]bool{}
+	var next []Owner
+	push := func(f *file, w *Lock) {
+		for i := range f.locks {
+			if o := f.locks[i].Owner; f.locks[i].conflicts(w) && !seen[o] {
+				seen[o] = true
+				next = append(next, o)
+			}
+		}
+	}
+	push(f, l)
+	for len(next) > 0 {
+		o := next[len(next)-1]
+		next = next[:len(next)-1]
+		if o == l.Owner {
+			return true
+		}
+		for _, g := range t.files {
+			for _, w := range g.waiters {
+				if w.Lock.Owner == o {
+					push(g, &w.Lock)
+				}
+			}
+		}
+	}
+	return false
 }
 
 // try grants l on f if nothing conflicts, mirroring it on the backing.

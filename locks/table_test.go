@@ -358,3 +358,34 @@ func check(t *testing.T, seed uint64, step int, got []Lock, ref model) {
 		}
 	}
 }
+
+func TestDeadlock(t *testing.T) {
+	tb := New(Config{Granted: func(*Waiter) {}})
+	c := Owner{Host: "c", SVID: 1}
+	if st, _, _ := tb.Lock("x", lk(alice, true, 0, 0), false, nil, nil); st != Granted {
+		t.Fatal(st)
+	}
+	if st, _, _ := tb.Lock("y", lk(bob, true, 0, 0), false, nil, nil); st != Granted {
+		t.Fatal(st)
+	}
+	if st, _, _ := tb.Lock("z", lk(c, true, 0, 0), false, nil, nil); st != Granted {
+		t.Fatal(st)
+	}
+	// alice waits for bob, bob for c: c asking for alice's lock closes
+	// the cycle; another owner asking for it only waits.
+	if st, _, _ := tb.Lock("y", lk(alice, true, 0, 0), true, nil, nil); st != Blocked {
+		t.Fatal(st)
+	}
+	if st, _, _ := tb.Lock("z", lk(bob, true, 0, 0), true, nil, nil); st != Blocked {
+		t.Fatal(st)
+	}
+	if st, _, _ := tb.Lock("x", lk(c, true, 0, 0), true, nil, nil); st != Deadlock {
+		t.Fatalf("cycle: %v", st)
+	}
+	if st, _, _ := tb.Lock("x", lk(alic2, true, 0, 0), true, nil, nil); st != Blocked {
+		t.Fatalf("no cycle: %v", st)
+	}
+	if len(tb.Waiters("x")) != 1 {
+		t.Fatal("the refused request was queued")
+	}
+}

@@ -27,3 +27,20 @@ func (s *Server) ResolveHandle(call *oncrpc.Call, fh []byte) (Resolved, wire.Sta
 	}
 	return Resolved{Export: rq.ex, Handle: rq.h, Cred: rq.cred, ReadOnly: rq.ro}, wire.OK
 }
+
+// PermitLock is the access check of a lock on a resolved file, as knfsd
+// opens the file for lockd (nlm_fopen): read permission for a shared
+// lock, write permission for an exclusive one, the owner passing
+// regardless of the mode bits (NFSD_MAY_OWNER_OVERRIDE). It returns
+// NFS3ERR_ACCES, or the error of reading the attributes, on refusal.
+func (s *Server) PermitLock(r *Resolved, exclusive bool) wire.Status {
+	a, err := r.Export.FS.GetAttr(r.Handle)
+	if err != nil {
+		return s.status("NLM", err)
+	}
+	may := uint32(mayRead)
+	if exclusive {
+		may = mayWrite
+	}
+	return permit(&r.Cred, &a, may, true)
+}

@@ -27,8 +27,14 @@
 // granted; TEST, UNLOCK, CANCEL, UNSHARE and non-reclaim LOCK and SHARE
 // get DENIED_GRACE_PERIOD, and a reclaim after grace too (as Linux).
 //
+// Permissions: as the Linux server opens the file for its lock manager,
+// an exclusive lock needs write permission and everything else read
+// permission (the owner passes regardless), else NLM4_FAILED; an
+// exclusive lock on a read-only export is NLM4_ROFS.
+//
 // Blocking locks: a LOCK with block=1 that conflicts is queued and
-// answered BLOCKED. When the table grants it, GRANTED_MSG goes to the
+// answered BLOCKED, or NLM4_DEADLCK when waiting would close a cycle of
+// waiting owners. When the table grants it, GRANTED_MSG goes to the
 // client's NLM (found through the client's rpcbind, over the transport
 // of the LOCK, from the server address the client reached, which the
 // Linux client matches), every GrantRetry until a GRANTED_RES with the

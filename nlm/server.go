@@ -37,11 +37,13 @@ func KeyPrefix(fsid uint32) string {
 }
 
 // Resolver turns an NLM call's file handle into a File, with the same
-// export authorization as an NFS call naming the handle. A status other
-// than Granted refuses the call (StaleFH for a handle naming no file,
-// Failed for a caller the export refuses).
+// export authorization as an NFS call naming the handle and, as the Linux
+// server opens the file for its lock manager, the caller's permission to
+// read it (write it, for exclusive). A status other than Granted refuses
+// the call (StaleFH for a handle naming no file, Failed for a caller the
+// export or the file's permissions refuse).
 type Resolver interface {
-	ResolveLock(call *oncrpc.Call, fh []byte) (File, Stat)
+	ResolveLock(call *oncrpc.Call, fh []byte, exclusive bool) (File, Stat)
 }
 
 // Host is a client that holds or waits for locks, as the status monitor
@@ -349,7 +351,7 @@ func (s *Server) prepare(call *oncrpc.Call, l *Lock, exclusive bool) lockReq {
 	if st != Granted {
 		return lockReq{state: st}
 	}
-	f, st := s.cfg.Files.ResolveLock(call, l.FH)
+	f, st := s.cfg.Files.ResolveLock(call, l.FH, exclusive)
 	if st != Granted {
 		return lockReq{state: st}
 	}
@@ -453,6 +455,8 @@ func (s *Server) doLock(call *oncrpc.Call, a *LockArgs, monitor bool) Stat {
 		return Blocked
 	case locks.NoLocks:
 		return DeniedNoLocks
+	case locks.Deadlock:
+		return Deadlock
 	}
 	return Denied
 }
@@ -596,7 +600,7 @@ func (s *Server) doShare(call *oncrpc.Call, a *ShareArgs) Stat {
 	if s.inGrace() && !a.Reclaim {
 		return DeniedGracePeriod
 	}
-	f, st := s.cfg.Files.ResolveLock(call, a.Share.FH)
+	f, st := s.cfg.Files.ResolveLock(call, a.Share.FH, false)
 	if st != Granted {
 		return st
 	}
@@ -632,7 +636,7 @@ func (s *Server) unshare(_ context.Context, call *oncrpc.Call, reply *oncrpc.Rep
 	res := ShareRes{Cookie: a.Cookie, Stat: Granted}
 	if s.inGrace() {
 		res.Stat = DeniedGracePeriod
-	} else if f, st := s.cfg.Files.ResolveLock(call, a.Share.FH); st != Granted {
+	} else if f, st := s.cfg.Files.ResolveLock(call, a.Share.FH, false); st != Granted {
 		res.Stat = st
 	} else {
 		s.table.Unshare(f.Key, hostKey(call, a.Share.CallerName), string(a.Share.OH))

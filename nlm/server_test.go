@@ -17,7 +17,7 @@ import (
 // handles starting with 0xff are read-only.
 type fakeFiles struct{ fs vfs.FS }
 
-func (f fakeFiles) ResolveLock(_ *oncrpc.Call, fh []byte) (File, Stat) {
+func (f fakeFiles) ResolveLock(_ *oncrpc.Call, fh []byte, _ bool) (File, Stat) {
 	if string(fh) == "stale" || len(fh) == 0 {
 		return File{}, StaleFH
 	}
