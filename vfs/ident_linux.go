@@ -3,6 +3,7 @@ package vfs
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -47,9 +48,15 @@ var procIdent struct {
 	uid    uint32
 	gid    uint32
 	groups []uint32
-	err    error
+	err    error       // why identities cannot be switched
+	broken atomic.Bool // a switch was found not to have taken effect
 }
 
+// loadProcIdent records the process's identity and probes, once, that
+// this thread can take another one and come back (setfsuid and setfsgid
+// report no errors: the probe sets an id, reads it back with a second
+// call, and restores it). Per call, unbecome checks the ids it replaces
+// were the caller's.
 func loadProcIdent() {
 	// The fsuid and fsgid follow the effective ids.
 	procIdent.uid = uint32(unix.Geteuid())
@@ -62,81 +69,94 @@ func loadProcIdent() {
 	for _, g := range gs {
 		procIdent.groups = append(procIdent.groups, uint32(g))
 	}
+	const probe = 65534
+	if procIdent.uid == probe {
+		return // nothing to switch to that this identity could not be
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	unix.RawSyscall(sysSetfsgid, probe, 0, 0)
+	g, _, _ := unix.RawSyscall(sysSetfsgid, uintptr(procIdent.gid), 0, 0)
+	unix.RawSyscall(sysSetfsuid, probe, 0, 0)
+	u, _, _ := unix.RawSyscall(sysSetfsuid, uintptr(procIdent.uid), 0, 0)
+	if uint32(u) != probe || uint32(g) != probe {
+		procIdent.err = unix.EPERM // no CAP_SETUID / CAP_SETGID
+	}
 }
 
 // switched says whether become changed the thread's identity (and locked
 // it), so that unbecome must restore it.
-type switched bool
+type switched struct {
+	on       bool
+	uid, gid uint32
+}
 
 // become locks the goroutine to its thread and gives the thread c's
 // identity. It fails with EINVAL for a Cred holding InvalidID, and with
-// EPERM when the identity cannot be taken (the server lacks CAP_SETUID or
-// CAP_SETGID): the call is then not made at all. The process's own
+// EPERM when identities cannot be switched (the server lacks CAP_SETUID
+// or CAP_SETGID): the call is then not made at all. The process's own
 // identity (root calling as root) needs no switch. Always pair with
 // unbecome.
 func become(c *Cred) (switched, error) {
 	if !c.Valid() || len(c.GIDs) > 65536 {
-		return false, unix.EINVAL
+		return switched{}, unix.EINVAL
 	}
 	procIdent.once.Do(loadProcIdent)
-	if procIdent.err != nil {
-		return false, procIdent.err
-	}
 	if c.UID == procIdent.uid && c.GID == procIdent.gid && (c.UID == 0 || sameGroups(c.GIDs, procIdent.groups)) {
 		// Root keeps CAP_DAC_OVERRIDE and CAP_FSETID whatever its groups,
 		// so they change nothing; a non-root server as itself is itself.
-		return false, nil
+		return switched{}, nil
+	}
+	if procIdent.err != nil || procIdent.broken.Load() {
+		return switched{}, unix.EPERM
 	}
 	runtime.LockOSThread()
-	if err := setThreadIdent(c.UID, c.GID, c.GIDs); err != nil {
-		unbecome(true)
-		return false, err
+	var p unsafe.Pointer
+	if len(c.GIDs) > 0 {
+		p = unsafe.Pointer(&c.GIDs[0])
 	}
-	return true, nil
+	if _, _, e := unix.RawSyscall(sysSetgroups, uintptr(len(c.GIDs)), uintptr(p), 0); e != 0 {
+		runtime.UnlockOSThread() // nothing changed
+		return switched{}, e
+	}
+	unix.RawSyscall(sysSetfsgid, uintptr(c.GID), 0, 0)
+	unix.RawSyscall(sysSetfsuid, uintptr(c.UID), 0, 0)
+	return switched{on: true, uid: c.UID, gid: c.GID}, nil
 }
 
 // unbecome restores the process's identity on the thread and unlocks it.
-// Should the restore fail (it cannot for a server with CAP_SETUID and
-// CAP_SETGID), the thread stays locked to this goroutine: the runtime
-// then never schedules another goroutine on it and ends the thread when
-// the goroutine exits.
+// setfsuid and setfsgid return the ids they replace: were they not the
+// caller's, the switch had not taken effect (it cannot fail for a server
+// that passed the probe), so identities are marked broken and later calls
+// as another identity fail with EPERM. Should the restore itself fail,
+// the thread stays locked to this goroutine: the runtime then never
+// schedules another goroutine on it and ends the thread when the
+// goroutine exits.
 func unbecome(s switched) {
-	if !s {
+	if !s.on {
 		return
 	}
-	if setThreadIdent(procIdent.uid, procIdent.gid, procIdent.groups) != nil {
-		return
+	// The fsuid first: going back to the server's regains the filesystem
+	// capabilities.
+	u, _, _ := unix.RawSyscall(sysSetfsuid, uintptr(procIdent.uid), 0, 0)
+	g, _, _ := unix.RawSyscall(sysSetfsgid, uintptr(procIdent.gid), 0, 0)
+	if uint32(u) != s.uid || uint32(g) != s.gid {
+		procIdent.broken.Store(true)
 	}
-	runtime.UnlockOSThread()
-}
-
-// setThreadIdent sets this thread's groups, fsgid and fsuid, in that
-// order (the fsuid, which drops the filesystem capabilities, goes last;
-// going back to root it is also set first). setfsuid and setfsgid report
-// no errors: each is called twice, and the second call's answer (the
-// previous value) must be the id just set.
-func setThreadIdent(uid, gid uint32, groups []uint32) error {
+	groups := procIdent.groups
 	var p unsafe.Pointer
 	if len(groups) > 0 {
 		p = unsafe.Pointer(&groups[0])
 	}
-	if uid == 0 {
-		// Regain the filesystem capabilities first when going back to
-		// root, so that nothing below depends on the caller's rights.
-		unix.RawSyscall(sysSetfsuid, 0, 0, 0)
-	}
 	if _, _, e := unix.RawSyscall(sysSetgroups, uintptr(len(groups)), uintptr(p), 0); e != 0 {
-		return e
+		procIdent.broken.Store(true)
+		return
 	}
-	unix.RawSyscall(sysSetfsgid, uintptr(gid), 0, 0)
-	if r, _, _ := unix.RawSyscall(sysSetfsgid, uintptr(gid), 0, 0); uint32(r) != gid {
-		return unix.EPERM
+	if u, _, _ := unix.RawSyscall(sysSetfsuid, uintptr(procIdent.uid), 0, 0); uint32(u) != procIdent.uid {
+		procIdent.broken.Store(true)
+		return
 	}
-	unix.RawSyscall(sysSetfsuid, uintptr(uid), 0, 0)
-	if r, _, _ := unix.RawSyscall(sysSetfsuid, uintptr(uid), 0, 0); uint32(r) != uid {
-		return unix.EPERM
-	}
-	return nil
+	runtime.UnlockOSThread()
 }
 
 func sameGroups(a, b []uint32) bool {
