@@ -87,7 +87,7 @@ func (st *exportState) build(t *exports.Table, prev *exportSet) (*exportSet, []*
 		}
 		if fs == nil {
 			var err error
-			fs, err = st.open(e.Path, backend)
+			fs, err = st.open(e.Path, backend, fsid)
 			if err != nil {
 				closeEntries(set.byPath)
 				return nil, nil, fmt.Errorf("export %s: %w", e.Path, err)
@@ -133,12 +133,16 @@ func allReadOnly(e *exports.Export) bool {
 	return true
 }
 
-func (st *exportState) open(path, backend string) (vfs.FS, error) {
+// open opens the backend of export path with this fsid. OS handles are
+// bound to the fsid (nfs.HandleDomain), so a handle of one export
+// relabelled with another's fsid is stale although all share the
+// daemon's handle key.
+func (st *exportState) open(path, backend string, fsid uint32) (vfs.FS, error) {
 	switch backend {
 	case exports.BackendMem:
 		return vfs.NewMem(vfs.MemOptions{Logger: st.log.With(zap.String("export", path))}), nil
 	case exports.BackendOS, "":
-		return vfs.NewOS(path, vfs.OSOptions{Logger: st.log.With(zap.String("export", path)), HandleKey: st.handleKey})
+		return vfs.NewOS(path, vfs.OSOptions{Logger: st.log.With(zap.String("export", path)), HandleKey: st.handleKey, HandleDomain: nfs.HandleDomain(fsid)})
 	}
 	return nil, fmt.Errorf("unknown backend %q", backend)
 }

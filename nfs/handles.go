@@ -57,6 +57,20 @@ func parseHandle(fh []byte) (uint32, vfs.Handle, wire.Status) {
 	return binary.BigEndian.Uint32(fh[4:]), vfs.Handle(fh[handleHeader:]), wire.OK
 }
 
+// HandleDomain returns what the backend of the export with this fsid
+// binds into its handle authenticators (vfs.OSOptions.HandleDomain): the
+// header of the export's handles, which holds the handle version and the
+// fsid. A handle of one export relabelled with another's fsid then fails
+// authentication in that export's backend (NFS3ERR_STALE), even when the
+// backends share one handle key.
+func HandleDomain(fsid uint32) []byte {
+	var buf fhBuf
+	buf[0] = handleVersion
+	buf[1] = handleKindFSID4
+	binary.BigEndian.PutUint32(buf[4:], fsid)
+	return append([]byte("gonfsrdma nfs3 handle "), buf[:handleHeader]...)
+}
+
 // RootHandle returns the file handle of the root of the export with this
 // fsid (what MOUNT MNT answers), or false when there is none.
 func (s *Server) RootHandle(fsid uint32) ([]byte, bool) {

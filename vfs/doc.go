@@ -36,7 +36,7 @@
 //	[1]      n, length of the kernel handle (at most 34)
 //	[2:6]    kernel handle type, big-endian
 //	[6:6+n]  kernel handle bytes
-//	[6+n:]   8 bytes: HMAC-SHA256(key, bytes 0 to 6+n), truncated
+//	[6+n:]   8 bytes: HMAC-SHA256(key, domain || bytes 0 to 6+n), truncated
 //
 // (14 bytes of overhead: 22 bytes on ext4, 26 on tmpfs.) They
 // survive server restarts and renames, and name one inode: once its last
@@ -44,14 +44,25 @@
 // cached descriptor shows nlink 0). The key is OSOptions.HandleKey, or 32
 // random bytes kept in the export root's extended attribute
 // "trusted.gonfsrdma.fhkey" (readable only with CAP_SYS_ADMIN), created
-// on first use; losing or changing it makes every handle stale. Handles
-// are thus per export: another export's handles, and handles a client
-// made from a kernel handle of its own choosing, fail authentication
-// (ErrStale). Resolving a handle opens it with open_by_handle_at relative
-// to the root's filesystem, then checks it lies inside the export root: a
-// directory is walked up through ".." to the root, or fails at the top of
-// the filesystem; for other objects the kernel's name of the descriptor
-// (/proc/self/fd) must lie under the root's. The kernel has no name for a
+// on first use; losing or changing it makes every handle stale. The MAC
+// also covers a domain, OSOptions.HandleDomain: the NFS server passes the
+// export's handle header (handle version and fsid, nfs.HandleDomain), so
+// a handle of one export relabelled with another export's fsid fails
+// authentication (ErrStale) even where all exports share one key, and a
+// change of the handle format cannot make old handles mean something new.
+// Handles a client made from a kernel handle of its own choosing fail
+// too.
+//
+// Resolving a handle opens it with open_by_handle_at relative to the
+// root's filesystem; then, as for every cache hit and every ".." Lookup,
+// one check (within, in os_linux.go) decides that the object lies inside
+// the export root: the kernel's current name of its descriptor
+// (/proc/self/fd) must be the root's current name or lie below it. A
+// directory moved out of the export on the server, or below an ancestor
+// that moved out, is therefore stale from the next call on, through
+// cached descriptors and after restarts alike (open_by_handle_at always
+// reconnects a directory to its real place, also with a cold dentry
+// cache), and ".." cannot lead out. The kernel has no name for a
 // non-directory whose dentry is not in the dcache (after a reboot or
 // memory pressure); such a file is accepted on the strength of the MAC,
 // which proves this export issued the handle. So a file moved out of the
@@ -59,7 +70,8 @@
 // knfsd's no_subtree_check. A file with hard links both inside and
 // outside the export may be named by the kernel through an outside link;
 // its handle is then stale until the inside name is looked up again (the
-// check prefers refusing to guessing). Filesystems that cannot make handles
+// check prefers refusing to guessing). The check costs two readlink
+// calls and no allocation. Filesystems that cannot make handles
 // (EOPNOTSUPP) are refused by NewOS.
 //
 // Memory handles are 16 bytes: 'M', three zero bytes, a random 32-bit

@@ -28,6 +28,10 @@ type fdEntry struct {
 	rfd int        // O_RDONLY descriptor of a regular file, -1 until needed
 	wfd int        // O_RDWR descriptor of a regular file, -1 until needed
 
+	// verified is the rename epoch (moveWatch) at which the object was
+	// last found inside the export; 0: never.
+	verified atomic.Uint64
+
 	refs    int  // under fdCache.mu
 	evicted bool // under fdCache.mu
 }

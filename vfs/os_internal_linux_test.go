@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -147,5 +148,66 @@ func TestOSHandleLayout(t *testing.T) {
 	h2, _ := f.encode(fh)
 	if string(h2) != string(h) {
 		t.Errorf("re-encoding gives %x, want %x", h2, h)
+	}
+}
+
+// The rename watch (moves_linux.go) is on as root, lets cache hits skip
+// the inside check while nothing moves, and is never quiet right after a
+// rename anywhere on the filesystem returns, before any event is read.
+func TestOSMoveWatch(t *testing.T) {
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("needs root (fanotify): CI=true, not skipping")
+		}
+		t.Skip("needs root (fanotify)")
+	}
+	root := t.TempDir()
+	if err := os.Mkdir(filepath.Join(root, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := NewOS(root, OSOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if f.moves.fd < 0 {
+		t.Fatal("the rename watch is off as root")
+	}
+	h, _, err := f.Lookup(Cred{}, f.Root(), "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	settle := func() uint64 {
+		// Renames elsewhere on the filesystem (other processes) bump the
+		// epoch; a fresh check of the cache hit catches up.
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			e, err := f.acquire(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := e.verified.Load()
+			f.cache.release(e)
+			if f.moves.quiet(v) {
+				return v
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the watch never became quiet")
+			}
+		}
+	}
+	a, b := filepath.Join(root, "x"), filepath.Join(root, "y")
+	if err := os.WriteFile(a, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		verified := settle()
+		if err := os.Rename(a, b); err != nil {
+			t.Fatal(err)
+		}
+		if f.moves.quiet(verified) {
+			t.Fatalf("rename %d: the watch is quiet right after a rename", i)
+		}
+		a, b = b, a
 	}
 }

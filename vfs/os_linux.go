@@ -13,10 +13,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
@@ -45,6 +45,12 @@ type OSOptions struct {
 	// first use (trusted.* attributes are readable only with
 	// CAP_SYS_ADMIN and travel with the directory).
 	HandleKey []byte
+	// HandleDomain is bound into every handle's authenticator (HMAC of
+	// HandleDomain, then the handle). The NFS server passes the export's
+	// handle header (nfs.HandleDomain: handle version and fsid), so that
+	// a handle of one export relabelled with another's fsid fails
+	// authentication even when both share HandleKey. Empty: no domain.
+	HandleDomain []byte
 }
 
 // OSKeyXattr is the extended attribute of the export root that keeps the
@@ -78,8 +84,10 @@ type OSFS struct {
 	rootMount  int
 	rootHandle Handle
 	key        []byte
+	domain     []byte
 	macs       sync.Pool // hash.Hash: HMAC-SHA256 keyed with key, reset
 	cache      *fdCache
+	moves      moveWatch
 	closed     atomic.Bool
 	bufs       sync.Pool // *[]byte of getdentsBufSize
 }
@@ -125,6 +133,7 @@ func NewOS(root string, opts OSOptions) (*OSFS, error) {
 		return fail(&os.PathError{Op: "name_to_handle_at", Path: abs, Err: err})
 	}
 	f.rootMount = mnt
+	f.domain = append([]byte(nil), opts.HandleDomain...)
 	if len(opts.HandleKey) > 0 {
 		if len(opts.HandleKey) < 16 {
 			return fail(fmt.Errorf("vfs: OSOptions.HandleKey must be at least 16 bytes"))
@@ -140,6 +149,7 @@ func NewOS(root string, opts OSOptions) (*OSFS, error) {
 	f.rootHandle = h
 	re := &fdEntry{key: string(h), fh: fh, fd: rfd, ino: st.Ino, typ: TypeDir}
 	f.cache.release(f.cache.put(re, true))
+	f.moves.start(rfd, f.log)
 	return f, nil
 }
 
@@ -171,15 +181,16 @@ func (f *OSFS) loadKey(abs string) ([]byte, error) {
 	return nil, fmt.Errorf("vfs: export root %s: handle key %s keeps changing", abs, OSKeyXattr)
 }
 
-// mac computes the authenticator of handle prefix b. Keyed HMAC states
-// are pooled: making one costs two SHA-256 blocks and four allocations,
-// which LOOKUP and CREATE would otherwise pay on every call; Reset
-// returns a used one to the keyed state.
+// mac computes the authenticator of handle prefix b in this FS's domain.
+// Keyed HMAC states are pooled: making one costs two SHA-256 blocks and
+// four allocations, which LOOKUP and CREATE would otherwise pay on every
+// call; Reset returns a used one to the keyed state.
 func (f *OSFS) mac(b []byte) []byte {
 	m, _ := f.macs.Get().(hash.Hash)
 	if m == nil {
 		m = hmac.New(sha256.New, f.key)
 	}
+	m.Write(f.domain)
 	m.Write(b)
 	var sum [sha256.Size]byte
 	out := m.Sum(sum[:0])[:osMACLen]
@@ -225,6 +236,26 @@ func (f *OSFS) acquire(h Handle) (*fdEntry, error) {
 		return nil, fs.ErrClosed
 	}
 	if e := f.cache.get(h); e != nil {
+		if e.ino == f.rootIno {
+			return e, nil
+		}
+		// A cached object may have left the export since it was cached
+		// (moved out on the server): the same check as a fresh
+		// resolution, unless no rename happened since it last passed
+		// (moves_linux.go).
+		if f.moves.quiet(e.verified.Load()) {
+			return e, nil
+		}
+		epoch := f.moves.epoch.Load()
+		if ok, err := f.within(e.fd, e.typ == TypeDir); !ok || err != nil {
+			f.cache.release(e)
+			if err != nil {
+				return nil, err
+			}
+			f.cache.drop(e)
+			return nil, ErrStale
+		}
+		e.verified.Store(epoch)
 		return e, nil
 	}
 	return f.resolve(h)
@@ -260,12 +291,13 @@ func (f *OSFS) resolve(h Handle) (*fdEntry, error) {
 		}
 		return nil, ErrStale
 	}
+	epoch := f.moves.epoch.Load()
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil || st.Nlink == 0 || st.Dev != f.rootDev {
 		unix.Close(fd)
 		return nil, ErrStale
 	}
-	if ok, err := f.inside(fd, &st); !ok || err != nil {
+	if ok, err := f.within(fd, st.Mode&unix.S_IFMT == unix.S_IFDIR); st.Ino != f.rootIno && (!ok || err != nil) {
 		unix.Close(fd)
 		if err != nil {
 			return nil, err
@@ -273,65 +305,69 @@ func (f *OSFS) resolve(h Handle) (*fdEntry, error) {
 		return nil, ErrStale
 	}
 	e := &fdEntry{key: string(h), fh: fh, fd: fd, ino: st.Ino, typ: modeType(st.Mode)}
+	e.verified.Store(epoch)
 	return f.cache.put(e, false), nil
 }
 
-// inside reports whether the object open as fd lies under the export
-// root. A directory is walked up through ".." to the root (true) or to the
-// top of the filesystem (false). For other objects, the kernel's name of
-// the descriptor must lie under the root's; a disconnected dentry (the
-// kernel knows no name, /proc shows "/") is accepted: the handle's
-// authenticator proves this export issued it.
-func (f *OSFS) inside(fd int, st *unix.Stat_t) (bool, error) {
-	if st.Ino == f.rootIno {
-		return true, nil
+// within is the one inside-the-export check. Every path that yields a
+// file object goes through it: handle resolution (open_by_handle_at),
+// every cache hit of acquire, and Lookup of "..". It compares the
+// kernel's current name of the object (d_path, read from the
+// /proc/self/fd magic link) with the export root's, both read now: the
+// object must be the root or below it. So a directory moved out of the
+// export on the server is stale from the next call on, with everything
+// below it, and so is any handle of it after a restart: open_by_handle_at
+// always reconnects a directory to its real place in the tree.
+//
+// A non-directory whose dentry is disconnected (the kernel knows no name
+// for it: /proc shows "/", as after a restart with a cold dentry cache)
+// is accepted on the strength of the handle's authenticator, which proves
+// this export issued it; where such a file has since been moved out, it
+// stays reachable through its old handle until its dentry is connected
+// again (knfsd's no_subtree_check has the same limit). A directory that
+// shows no name below the root is always refused. A file with hard links
+// inside and outside the export may be named by the kernel through an
+// outside link and is then refused (the check prefers refusing to
+// guessing). It does not allocate.
+func (f *OSFS) within(fd int, dir bool) (bool, error) {
+	var nb, rb [unix.PathMax]byte
+	n, err := fdName(fd, nb[:])
+	if err != nil {
+		return false, err
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		name, err := os.Readlink(procFD(fd))
-		if err != nil {
-			return false, err
-		}
-		if name == "/" || !strings.HasPrefix(name, "/") {
-			return true, nil
-		}
-		rootName, err := os.Readlink(procFD(f.rootFD))
-		if err != nil {
-			return false, err
-		}
-		if rootName == "/" {
-			return true, nil
-		}
-		return strings.HasPrefix(name, rootName+"/"), nil
+	name := nb[:n]
+	if len(name) == 0 || name[0] != '/' || (len(name) == 1 && !dir) {
+		return !dir, nil // disconnected: only a non-directory passes
 	}
-	cur := -1
-	defer func() {
-		if cur >= 0 {
-			unix.Close(cur)
-		}
-	}()
-	at, dev, ino := fd, st.Dev, st.Ino
-	for range maxWalkDepth {
-		p, err := unix.Openat(at, "..", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return false, &os.PathError{Op: "openat", Path: "..", Err: err}
-		}
-		if cur >= 0 {
-			unix.Close(cur)
-		}
-		cur, at = p, p
-		var pst unix.Stat_t
-		if err := unix.Fstat(p, &pst); err != nil {
-			return false, &os.PathError{Op: "fstat", Path: "..", Err: err}
-		}
-		if pst.Dev == f.rootDev && pst.Ino == f.rootIno {
-			return true, nil
-		}
-		if pst.Dev != f.rootDev || (pst.Dev == dev && pst.Ino == ino) {
-			return false, nil // left the filesystem or reached its top
-		}
-		dev, ino = pst.Dev, pst.Ino
+	rn, err := fdName(f.rootFD, rb[:])
+	if err != nil {
+		return false, err
 	}
-	return false, nil
+	root := rb[:rn]
+	if rn == 1 && root[0] == '/' {
+		return true, nil // the export is the process's root
+	}
+	return len(name) > rn && name[rn] == '/' && string(name[:rn]) == string(root), nil
+}
+
+// fdName reads the kernel's name of descriptor fd (readlink of
+// /proc/self/fd/N) into buf without allocating; a name that does not fit
+// is ENAMETOOLONG.
+func fdName(fd int, buf []byte) (int, error) {
+	var p [32]byte
+	b := append(p[:0], "/proc/self/fd/"...)
+	b = strconv.AppendInt(b, int64(fd), 10)
+	b = append(b, 0)
+	cwd := unix.AT_FDCWD // the path is absolute
+	n, _, e := unix.Syscall6(unix.SYS_READLINKAT, uintptr(cwd), uintptr(unsafe.Pointer(&b[0])),
+		uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0)
+	if e != 0 {
+		return 0, &os.PathError{Op: "readlink", Path: "/proc/self/fd", Err: e}
+	}
+	if int(n) == len(buf) {
+		return 0, &os.PathError{Op: "readlink", Path: "/proc/self/fd", Err: unix.ENAMETOOLONG}
+	}
+	return int(n), nil
 }
 
 func procFD(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
@@ -611,7 +647,7 @@ func (f *OSFS) Lookup(c Cred, dir Handle, name string) (Handle, Attr, error) {
 			unix.Close(fd)
 			return nil, Attr{}, &os.PathError{Op: "lookup", Path: name, Err: err}
 		}
-		if ok, err := f.inside(fd, &st); !ok || err != nil {
+		if ok, err := f.within(fd, true); st.Ino != f.rootIno && (!ok || err != nil) {
 			unix.Close(fd)
 			if err != nil {
 				return nil, Attr{}, err
@@ -1239,6 +1275,7 @@ func (f *OSFS) Close() error {
 		return nil
 	}
 	f.cache.closeAll()
+	f.moves.close()
 	return nil
 }
 
