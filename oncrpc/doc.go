@@ -38,10 +38,32 @@
 //     written; a pipe still holding bytes afterwards is closed, never
 //     reused. The file descriptor passed to SpliceFile is not kept.
 //   - The DRC copies the flattened reply; it never holds transport buffers.
+//   - A TCP call slot keeps its buffers for the next call while the
+//     buffer budget allows; over it, they are dropped when the slot comes
+//     back (never while a call or its reply uses them), and the sweeper
+//     drops those of quiet connections' free slots under the free list's
+//     lock.
 //   - Client results are owned by the caller: freshly allocated, or, when
 //     the call lent a ClientCall.ReplyBuf that holds the reply (TCP only),
 //     aliasing it. A lent buffer belongs to the transport until Call
 //     returns, also on failure or cancellation.
+//
+// # Limits
+//
+// A Limits, shared by every server of a process (ServerConfig.Limits, and
+// rpcrdma.Config.Limits), caps connections in total and per client
+// address; a connection over a cap is closed at once with a rate-limited
+// log line. Temporary accept failures (EMFILE, ENFILE, ENOBUFS, ...) are
+// logged and waited out with a back-off of 5 ms doubling to 1 s; they
+// never end the listener. A sweeper closes connections idle for
+// ServerConfig.IdleTimeout (default 6 minutes, as knfsd), and those whose
+// replies made no progress that long. The bytes of every call slot's
+// buffers are charged to the Limits' buffer budget: within it nothing
+// changes; over it, connections above their share drop buffers as slots
+// come back and stop taking calls while replies are pending, and a
+// payload buffer grows only within the budget, the share, or for one
+// exempt call per connection, so a client that stops reading stalls only
+// itself (budget.go).
 //
 // # Concurrency
 //

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/netip"
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/gonfsrdma/gonfsrdma/internal/drain"
+	"github.com/gonfsrdma/gonfsrdma/internal/ratelog"
 )
 
 // ServerConfig bounds what one connection may cost.
@@ -26,7 +29,20 @@ type ServerConfig struct {
 	// work moves to the receiver and throughput drops (see
 	// docs/performance.md), so it is off by default.
 	SpliceReads bool
+	// Limits caps connections and the buffers they hold; servers of one
+	// process share one. Default: a Limits of the server's own, with
+	// default caps.
+	Limits *Limits
+	// IdleTimeout closes a connection that had no call in flight and
+	// sent or received nothing for this long, as knfsd does (6 minutes);
+	// a connection with calls in flight whose replies made no progress
+	// for this long (a client that stopped reading) is closed too.
+	// Default DefaultIdleTimeout; negative: never.
+	IdleTimeout time.Duration
 }
+
+// DefaultIdleTimeout is knfsd's idle timeout for TCP connections.
+const DefaultIdleTimeout = 6 * time.Minute
 
 // DefaultMaxRecord fits a 1 MiB WRITE with its headers.
 const DefaultMaxRecord = 1<<20 + 64<<10
@@ -38,6 +54,12 @@ func (c *ServerConfig) withDefaults() ServerConfig {
 	}
 	if out.MaxInFlight <= 0 {
 		out.MaxInFlight = 64
+	}
+	if out.Limits == nil {
+		out.Limits = NewLimits(LimitsConfig{})
+	}
+	if out.IdleTimeout == 0 {
+		out.IdleTimeout = DefaultIdleTimeout
 	}
 	return out
 }
@@ -51,6 +73,11 @@ type Server struct {
 
 	ctx    context.Context // parent of every connection's context
 	cancel context.CancelFunc
+	closed chan struct{} // closed when Shutdown begins
+
+	acceptLog *ratelog.Limiter // accept failures
+	idleLog   *ratelog.Limiter // idle and stalled connections closed
+	sweepOnce sync.Once
 
 	mu        sync.Mutex
 	closing   bool
@@ -71,7 +98,8 @@ func NewServer(log *zap.Logger, disp *Dispatcher, cfg ServerConfig) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
 		disp: disp, log: log, cfg: cfg.withDefaults(),
-		ctx: ctx, cancel: cancel,
+		ctx: ctx, cancel: cancel, closed: make(chan struct{}),
+		acceptLog: ratelog.New(time.Second), idleLog: ratelog.New(time.Second),
 		listeners: make(map[net.Listener]struct{}),
 		packets:   make(map[net.PacketConn]struct{}),
 		conns:     make(map[*tcpConn]struct{}),
@@ -82,7 +110,10 @@ func NewServer(log *zap.Logger, disp *Dispatcher, cfg ServerConfig) *Server {
 func (s *Server) Dispatcher() *Dispatcher { return s.disp }
 
 // ServeTCP accepts connections on l until Shutdown and serves RPC over
-// record marking on each.
+// record marking on each. A connection over a cap of ServerConfig.Limits
+// is closed at once. Temporary accept failures (out of descriptors or
+// memory) are logged and waited out with a back-off from 5 ms doubling to
+// 1 s; only a failure of the listener itself ends ServeTCP.
 func (s *Server) ServeTCP(l net.Listener) error {
 	s.mu.Lock()
 	if s.closing {
@@ -94,31 +125,50 @@ func (s *Server) ServeTCP(l net.Listener) error {
 	s.wg.Add(1)
 	s.mu.Unlock()
 	defer s.wg.Done()
+	s.startSweeper()
+	var backoff time.Duration
 	for {
 		c, err := l.Accept()
 		if err != nil {
 			s.mu.Lock()
 			closing := s.closing
+			s.mu.Unlock()
+			if !closing && temporaryAcceptError(err) {
+				backoff = nextAcceptBackoff(backoff)
+				s.acceptLog.Warn(s.log, "accept failed; retrying", zap.Stringer("listener", l.Addr()),
+					zap.Error(err), zap.Duration("backoff", backoff))
+				t := time.NewTimer(backoff)
+				select {
+				case <-t.C:
+				case <-s.closed:
+					t.Stop()
+				}
+				continue
+			}
+			s.mu.Lock()
 			delete(s.listeners, l)
 			s.mu.Unlock()
 			if closing {
 				return ErrServerClosed
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
 			return err
 		}
-		s.startConn(c)
+		backoff = 0
+		remote := addrPort(c.RemoteAddr()).Addr()
+		if !s.cfg.Limits.Admit(s.log, "tcp", remote) {
+			c.Close()
+			continue
+		}
+		s.startConn(c, remote)
 	}
 }
 
-func (s *Server) startConn(c net.Conn) {
+func (s *Server) startConn(c net.Conn, remote netip.Addr) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
 		c.Close()
+		s.cfg.Limits.Leave(remote)
 		return
 	}
 	tc := newTCPConn(s, c)
@@ -130,6 +180,7 @@ func (s *Server) startConn(c net.Conn) {
 		s.mu.Lock()
 		delete(s.conns, tc)
 		s.mu.Unlock()
+		s.cfg.Limits.Leave(remote)
 	}()
 }
 
@@ -138,6 +189,9 @@ func (s *Server) startConn(c net.Conn) {
 // everything at once and cancels the calls' contexts.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
+	if !s.closing {
+		close(s.closed)
+	}
 	s.closing = true
 	for l := range s.listeners {
 		l.Close()

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -23,7 +24,10 @@ import (
 // writer after the reply is written. The slot's record buffer backs
 // call.Args, its head buffer backs the reply, and its payload buffer backs
 // reply payloads; all are reused for the next call on the slot, so steady
-// state allocates nothing.
+// state allocates nothing. The bytes a slot's buffers take are charged to
+// the connection and to the Limits' buffer budget (see budget.go); when
+// the budget is exceeded, buffers are dropped as their slots come back
+// and a connection over its share takes no new calls.
 type tcpConn struct {
 	srv  *Server
 	c    net.Conn
@@ -48,6 +52,22 @@ type tcpConn struct {
 	// raw is the socket's descriptor access for spliced payloads; nil
 	// when the connection cannot take them (not a TCP socket).
 	raw syscall.RawConn
+
+	limits *Limits
+	// held is the bytes this connection's slots hold, charged to
+	// limits.bufUsed; wake is poked when it falls.
+	held atomic.Int64
+	wake chan struct{}
+	// exempt is the one call allowed to grow its buffers past the
+	// budget, so every connection can always finish a call.
+	exempt atomic.Pointer[tcpSlot]
+
+	// readActive and wroteActive are set by the reader for each record
+	// and by the writer for each batch; the sweeper clears them.
+	readActive, wroteActive atomic.Bool
+	// lastSeen and swept belong to the sweeper.
+	lastSeen time.Time
+	swept    bool
 }
 
 // maxWriteBatch bounds how many ready replies the writer gathers into one
@@ -55,6 +75,8 @@ type tcpConn struct {
 const maxWriteBatch = 32
 
 type tcpSlot struct {
+	conn    *tcpConn
+	charged int64 // bytes of record, head, tail and payload charged
 	record  []byte
 	call    Call
 	reply   Reply
@@ -70,7 +92,9 @@ type tcpSlot struct {
 // AllocPayload implements PayloadAllocator with the slot's reusable buffer.
 func (s *tcpSlot) AllocPayload(n int) []byte {
 	if cap(s.payload) < n {
+		s.conn.waitToGrow(s, int64(n-cap(s.payload)))
 		s.payload = make([]byte, n)
+		s.conn.charge(s)
 	}
 	return s.payload[:n]
 }
@@ -98,12 +122,15 @@ func newTCPConn(s *Server, c net.Conn) *tcpConn {
 			Remote:    addrPort(c.RemoteAddr()),
 			Caps:      Capabilities{MaxReply: 0},
 		},
-		free:    newSlotStack(s.cfg.MaxInFlight),
-		work:    make(chan *tcpSlot),
-		out:     make(chan *tcpSlot, s.cfg.MaxInFlight),
-		stopped: make(chan struct{}),
-		in:      bufio.NewReaderSize(c, 64<<10),
-		iov:     make([][]byte, 0, 5*maxWriteBatch),
+		free:     newSlotStack(s.cfg.MaxInFlight),
+		work:     make(chan *tcpSlot),
+		out:      make(chan *tcpSlot, s.cfg.MaxInFlight),
+		stopped:  make(chan struct{}),
+		in:       bufio.NewReaderSize(c, 64<<10),
+		iov:      make([][]byte, 0, 5*maxWriteBatch),
+		limits:   s.cfg.Limits,
+		wake:     make(chan struct{}, 1),
+		lastSeen: time.Now(),
 	}
 	tc.log = s.log.With(zap.String("transport", "tcp"), zap.Stringer("remote", tc.info.Remote))
 	var pipes *pipePool
@@ -113,7 +140,7 @@ func newTCPConn(s *Server, c net.Conn) *tcpConn {
 		}
 	}
 	for i := 0; i < s.cfg.MaxInFlight; i++ {
-		slot := &tcpSlot{pipes: pipes}
+		slot := &tcpSlot{conn: tc, pipes: pipes}
 		slot.reply = NewReply(nil, slot)
 		tc.free.put(slot)
 	}
@@ -146,6 +173,7 @@ func (tc *tcpConn) serve() {
 	<-writerDone
 	tc.cancel()
 	tc.c.Close()
+	tc.releaseAll()
 	var tooLarge *RecordTooLargeError
 	switch {
 	case errors.As(err, &tooLarge):
@@ -177,8 +205,16 @@ func (tc *tcpConn) readLoop() error {
 		case <-tc.stopped:
 			return nil
 		}
+		if tc.limits.overBudget() && !tc.admitCall(slot) {
+			tc.free.put(slot)
+			return nil
+		}
 		rec, err := ReadRecord(tc.in, slot.record, tc.srv.cfg.MaxRecord)
 		slot.record = rec
+		if !tc.readActive.Load() {
+			tc.readActive.Store(true)
+		}
+		tc.charge(slot)
 		if err != nil {
 			tc.free.put(slot)
 			if isStopped(tc.stopped) {
@@ -201,6 +237,7 @@ func (tc *tcpConn) readLoop() error {
 func (tc *tcpConn) worker() {
 	for slot := range tc.work {
 		slot.send = tc.srv.disp.Dispatch(tc.ctx, slot.record, &tc.info, &slot.call, &slot.reply)
+		tc.charge(slot)
 		tc.out <- slot
 	}
 }
@@ -230,10 +267,18 @@ func (tc *tcpConn) writeLoop() {
 				tc.c.Close()
 			}
 		}
+		if !tc.wroteActive.Load() {
+			tc.wroteActive.Store(true)
+		}
+		over := tc.overShare()
 		for _, s := range batch {
 			s.call = Call{}
 			s.reply.Payload = nil
 			s.releasePipe()
+			if over {
+				tc.drop(s)
+			}
+			tc.releaseExempt(s)
 			tc.free.put(s)
 		}
 	}
