@@ -51,7 +51,7 @@
 // # Limits
 //
 // A Limits, shared by every server of a process (ServerConfig.Limits, and
-// rpcrdma.Config.Limits), caps connections in total and per client
+// rpcrdma.Config.Conns), caps connections in total and per client
 // address; a connection over a cap is closed at once with a rate-limited
 // log line. Temporary accept failures (EMFILE, ENFILE, ENOBUFS, ...) are
 // logged and waited out with a back-off of 5 ms doubling to 1 s; they

@@ -30,6 +30,12 @@ type bigPool struct {
 	size   int
 	access verbs.Access
 	max    int
+	// The first reserve buffers are paid for by the connection's
+	// reservation; each further one takes its size from budget (when
+	// set), charged counts those (limits.go).
+	reserve int
+	budget  *pinnedBudget
+	charged int
 
 	mu   sync.Mutex
 	cond sync.Cond
@@ -59,13 +65,14 @@ func (p *bigPool) get() (*verbs.MR, error) {
 			p.mu.Unlock()
 			return m, nil
 		}
-		if len(p.all) < p.max {
+		if len(p.all) < p.max && p.mayGrow() {
 			p.all = append(p.all, nil) // reserve the place
 			idx := len(p.all) - 1
 			p.mu.Unlock()
 			m, err := p.reg(p.size, p.access)
 			p.mu.Lock()
 			if err != nil || p.dead {
+				p.unGrow()
 				p.all[idx] = p.all[len(p.all)-1]
 				p.all = p.all[:len(p.all)-1]
 				p.mu.Unlock()
@@ -100,6 +107,10 @@ func (p *bigPool) close() {
 	p.dead = true
 	all := p.all
 	p.all, p.free = nil, nil
+	if p.budget != nil {
+		p.budget.give(int64(p.charged) * int64(p.size))
+		p.charged = 0
+	}
 	p.mu.Unlock()
 	p.cond.Broadcast()
 	for _, m := range all {
@@ -150,4 +161,26 @@ func appendWrites(wrs []verbs.SendWR, sges []verbs.SGE, used []uint32, m *verbs.
 		n -= k
 	}
 	return wrs, sges, used
+}
+
+// mayGrow reports whether one more buffer is paid for: by the
+// reservation, or by the pinned budget (then taken from it). p.mu is held.
+func (p *bigPool) mayGrow() bool {
+	if p.budget == nil || len(p.all) < p.reserve {
+		return true
+	}
+	if !p.budget.take(int64(p.size)) {
+		return false
+	}
+	p.charged++
+	return true
+}
+
+// unGrow undoes mayGrow for the buffer in the last place of p.all when
+// its registration failed. p.mu is held.
+func (p *bigPool) unGrow() {
+	if p.budget != nil && len(p.all) > p.reserve && p.charged > 0 {
+		p.charged--
+		p.budget.give(int64(p.size))
+	}
 }

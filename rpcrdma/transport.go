@@ -49,6 +49,16 @@ type Config struct {
 	SendWithInvalidate bool
 	// Limits bounds header decoding. Default DefaultLimits.
 	Limits Limits
+	// Conns caps connections together with the TCP servers sharing it
+	// (oncrpc.Limits). Default: caps of this server's own.
+	Conns *oncrpc.Limits
+	// MaxPinned caps registered memory across connections; a connection
+	// request that cannot reserve its set-up memory under it is
+	// rejected (limits.go). Default DefaultMaxPinned.
+	MaxPinned int64
+	// MaxConnBuffers caps the Read/Write buffers one connection
+	// registers. Default and most 2 × Credits + 2.
+	MaxConnBuffers int
 }
 
 // Defaults.
@@ -92,6 +102,15 @@ func (c Config) withDefaults() Config {
 	if c.Limits == (Limits{}) {
 		c.Limits = DefaultLimits
 	}
+	if c.Conns == nil {
+		c.Conns = oncrpc.NewLimits(oncrpc.LimitsConfig{})
+	}
+	if c.MaxPinned <= 0 {
+		c.MaxPinned = DefaultMaxPinned
+	}
+	if c.MaxConnBuffers <= 0 {
+		c.MaxConnBuffers = 2*c.Credits + 2
+	}
 	return c
 }
 
@@ -112,6 +131,8 @@ type Server struct {
 	conns     map[*conn]struct{}
 	wg        sync.WaitGroup
 
+	lim serverLimits
+
 	copied atomic.Int64 // bytes the transport copied (pull-up, staging)
 	inline atomic.Int64 // calls run on the completion goroutine
 }
@@ -129,7 +150,7 @@ func NewServer(log *zap.Logger, disp *oncrpc.Dispatcher, provider verbs.Provider
 		big = cfg.MaxPayload
 	}
 	return &Server{
-		log: log.With(zap.String("transport", "rdma")), disp: disp, provider: provider, cfg: cfg,
+		log: log.With(zap.String("transport", "rdma")), disp: disp, provider: provider, cfg: cfg, lim: newServerLimits(cfg),
 		bigSize: (big + 4095) &^ 4095,
 		ctx:     ctx, cancel: cancel,
 		listeners: make(map[verbs.Listener]struct{}),
@@ -273,6 +294,11 @@ type conn struct {
 
 // accept sets up a connection for req and runs it until it dies.
 func (s *Server) accept(req verbs.ConnRequest) {
+	remote := remoteAddr(req)
+	if !s.admit(req, remote) {
+		return
+	}
+	defer s.leave(remote)
 	cfg := s.cfg
 	pd, hasPD := ParsePrivateData(req.PrivateData())
 	log := s.log.With(zap.String("remote", req.RemoteAddr()))
@@ -300,7 +326,8 @@ func (s *Server) accept(req verbs.ConnRequest) {
 	}
 	c.vc = vc
 	c.sq = newSQBudget(sqDepth)
-	c.big = newBigPool(vc.Register, s.bigSize, nslots+2, verbs.AccessLocalWrite)
+	c.big = newBigPool(vc.Register, s.bigSize, s.bigPoolMax(), verbs.AccessLocalWrite)
+	c.big.reserve, c.big.budget = minBigBuffers, &s.lim.pinned
 	fail := func(what string, err error) {
 		log.Warn("connection set-up failed; rejecting", zap.String("step", what), zap.Error(err))
 		req.Reject(nil)
