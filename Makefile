@@ -40,6 +40,8 @@ test:
 	$(GO) test -count=1 -tags nordma ./verbs/
 	CGO_ENABLED=0 $(GO) build ./...
 	CGO_ENABLED=0 $(GO) test -count=1 ./verbs/ ./rpcrdma/ ./daemon/
+	# Memory and availability bounds, asserted without the race detector.
+	$(GO) test -count=1 -run '^TestRSS' ./oncrpc/
 
 # The conformance suite against an in-process daemon, over TCP and over
 # RPC-over-RDMA on the software fabric, with every test's line printed.

@@ -61,7 +61,7 @@
 // buffers are charged to the Limits' buffer budget: within it nothing
 // changes; over it, connections above their share drop buffers as slots
 // come back and stop taking calls while replies are pending, and a
-// payload buffer grows only within the budget, the share, or for one
+// payload buffer grows only within the budget or for one
 // exempt call per connection, so a client that stops reading stalls only
 // itself (budget.go).
 //

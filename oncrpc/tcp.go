@@ -55,9 +55,14 @@ type tcpConn struct {
 
 	limits *Limits
 	// held is the bytes this connection's slots hold, charged to
-	// limits.bufUsed; wake is poked when it falls.
-	held atomic.Int64
-	wake chan struct{}
+	// limits.bufUsed. Waiters for buffers sleep on wakeCh, closed and
+	// replaced by broadcast when held falls; poller is set while one of
+	// them also polls the budget (budget.go).
+	held    atomic.Int64
+	wakeMu  sync.Mutex
+	wakeCh  chan struct{}
+	waiters int
+	poller  atomic.Bool
 	// exempt is the one call allowed to grow its buffers past the
 	// budget, so every connection can always finish a call.
 	exempt atomic.Pointer[tcpSlot]
@@ -94,7 +99,6 @@ func (s *tcpSlot) AllocPayload(n int) []byte {
 	if cap(s.payload) < n {
 		s.conn.waitToGrow(s, int64(n-cap(s.payload)))
 		s.payload = make([]byte, n)
-		s.conn.charge(s)
 	}
 	return s.payload[:n]
 }
@@ -129,7 +133,7 @@ func newTCPConn(s *Server, c net.Conn) *tcpConn {
 		in:       bufio.NewReaderSize(c, 64<<10),
 		iov:      make([][]byte, 0, 5*maxWriteBatch),
 		limits:   s.cfg.Limits,
-		wake:     make(chan struct{}, 1),
+		wakeCh:   make(chan struct{}),
 		lastSeen: time.Now(),
 	}
 	tc.log = s.log.With(zap.String("transport", "tcp"), zap.Stringer("remote", tc.info.Remote))
@@ -265,6 +269,7 @@ func (tc *tcpConn) writeLoop() {
 				failed = true
 				tc.log.Info("write failed; closing", zap.Error(err))
 				tc.c.Close()
+				tc.cancel() // the replies of calls still running will not go out
 			}
 		}
 		if !tc.wroteActive.Load() {
@@ -275,10 +280,9 @@ func (tc *tcpConn) writeLoop() {
 			s.call = Call{}
 			s.reply.Payload = nil
 			s.releasePipe()
-			if over {
+			if tc.releaseExempt(s) || over {
 				tc.drop(s)
 			}
-			tc.releaseExempt(s)
 			tc.free.put(s)
 		}
 	}
