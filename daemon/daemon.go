@@ -43,7 +43,18 @@ type Config struct {
 	// SpliceReads sends TCP READ data from the page cache by splice(2)
 	// (oncrpc.ServerConfig.SpliceReads).
 	SpliceReads bool
-	Version     string
+	// Resource limits, shared by NFS, MOUNT, NLM, NSM and rpcbind over
+	// TCP and by RPC-over-RDMA (oncrpc.LimitsConfig): connections in
+	// total and per client address (0: default, negative: no cap), the
+	// bytes of TCP call and reply buffers (0: default), the idle timeout
+	// (0: 6 minutes, negative: never) and the registered memory of RDMA
+	// connections (0: default).
+	MaxConns          int
+	MaxConnsPerClient int
+	BufferBudget      int64
+	IdleTimeout       time.Duration
+	RDMAMaxPinned     int64
+	Version           string
 
 	// NoNLM turns file locking off: no NLM, no NSM (clients must mount
 	// with nolock).
@@ -85,6 +96,7 @@ type Daemon struct {
 	cfg    Config
 	st     *exportState
 	rpc    *oncrpc.Server
+	limits *oncrpc.Limits
 	rdma   rdmaServer
 	pm     *rpcbind.Service
 	errc   chan error
@@ -179,7 +191,11 @@ func Start(ctx context.Context, log *zap.Logger, cfg Config) (_ *Daemon, err err
 	// of every program: NFS, and NLM's LOCK, UNLOCK, CANCEL, SHARE, ...
 	drc := oncrpc.NewDRC(8192, 16<<20, 2*time.Minute)
 	disp := oncrpc.NewDispatcher(log.Named("rpc"), drc, programs...)
-	d.rpc = oncrpc.NewServer(log.Named("rpc"), disp, oncrpc.ServerConfig{MaxInFlight: cfg.MaxInFlight, SpliceReads: cfg.SpliceReads})
+	d.limits = oncrpc.NewLimits(oncrpc.LimitsConfig{MaxConns: cfg.MaxConns, MaxConnsPerClient: cfg.MaxConnsPerClient, BufferBudget: cfg.BufferBudget})
+	lc := d.limits.Config()
+	log.Info("limits", zap.Int("max_connections", lc.MaxConns), zap.Int("max_connections_per_client", lc.MaxConnsPerClient),
+		zap.Int64("buffer_budget", lc.BufferBudget), zap.Duration("idle_timeout", cfg.IdleTimeout))
+	d.rpc = oncrpc.NewServer(log.Named("rpc"), disp, d.serverConfig())
 
 	serve := func(name string, f func() error) {
 		go func() {
@@ -212,7 +228,7 @@ func Start(ctx context.Context, log *zap.Logger, cfg Config) (_ *Daemon, err err
 		log.Warn("locking (NLM) is off (--no-nlm): clients must mount with -o nolock")
 	}
 
-	if d.rdma, d.rdmaPort, err = startRDMA(ctx, log, cfg, disp); err != nil {
+	if d.rdma, d.rdmaPort, err = startRDMA(ctx, log, cfg, disp, d.limits); err != nil {
 		return nil, err
 	}
 
@@ -231,7 +247,7 @@ func Start(ctx context.Context, log *zap.Logger, cfg Config) (_ *Daemon, err err
 			maps = append(maps, d.lockMappings()...)
 		}
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		d.pm, err = rpcbind.Start(rctx, log.Named("rpcbind"), rpcbind.Config{Addr: cfg.PortmapAddr, Mappings: maps})
+		d.pm, err = rpcbind.Start(rctx, log.Named("rpcbind"), rpcbind.Config{Addr: cfg.PortmapAddr, Mappings: maps, Server: d.serverConfig()})
 		cancel()
 		if err != nil {
 			log.Error("rpcbind unavailable; clients must name ports (mountport=, port=)", zap.Error(err))
@@ -252,6 +268,14 @@ func Start(ctx context.Context, log *zap.Logger, cfg Config) (_ *Daemon, err err
 	}
 	return d, nil
 }
+
+// serverConfig is the TCP server configuration of NFS, MOUNT and rpcbind.
+func (d *Daemon) serverConfig() oncrpc.ServerConfig {
+	return oncrpc.ServerConfig{MaxInFlight: d.cfg.MaxInFlight, SpliceReads: d.cfg.SpliceReads, Limits: d.limits, IdleTimeout: d.cfg.IdleTimeout}
+}
+
+// Limits returns the limits every listener of the daemon shares.
+func (d *Daemon) Limits() *oncrpc.Limits { return d.limits }
 
 // NFSAddr is the bound NFS/TCP address.
 func (d *Daemon) NFSAddr() net.Addr { return d.nfsL.Addr() }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
 
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	"github.com/gonfsrdma/gonfsrdma/rpcrdma"
@@ -36,7 +37,7 @@ func (r *rdmaService) Shutdown(ctx context.Context) error {
 // startRDMA starts NFS over RPC-over-RDMA on cfg.RDMAAddr. Without RDMA
 // (no device, or a build without it) it logs one line and returns nil so
 // TCP carries on, unless cfg.RequireRDMA.
-func startRDMA(_ context.Context, log *zap.Logger, cfg Config, disp *oncrpc.Dispatcher) (rdmaServer, uint16, error) {
+func startRDMA(_ context.Context, log *zap.Logger, cfg Config, disp *oncrpc.Dispatcher, limits *oncrpc.Limits) (rdmaServer, uint16, error) {
 	if cfg.RDMAAddr == "" {
 		log.Info("RDMA disabled (--rdma-listen is empty)")
 		return nil, 0, nil
@@ -56,7 +57,8 @@ func startRDMA(_ context.Context, log *zap.Logger, cfg Config, disp *oncrpc.Disp
 		}
 		provider = p
 	}
-	rcfg := rpcrdma.Config{Credits: cfg.RDMACredits, InlineRecv: cfg.RDMAInline, InlineSend: cfg.RDMAInline}
+	rcfg := rpcrdma.Config{Credits: cfg.RDMACredits, InlineRecv: cfg.RDMAInline, InlineSend: cfg.RDMAInline,
+		Conns: limits, MaxPinned: cfg.RDMAMaxPinned}
 	// Registered memory is pinned: each connection keeps credits Receive
 	// and Send buffers, plus bulk buffers for calls in flight.
 	need := uint64(max(cfg.RDMACredits, rpcrdma.DefaultCredits)) * uint64(2*max(cfg.RDMAInline, rpcrdma.DefaultInlineSize)+rpcrdma.DefaultMaxRecord)
@@ -65,6 +67,7 @@ func startRDMA(_ context.Context, log *zap.Logger, cfg Config, disp *oncrpc.Disp
 			return unavailable(err)
 		}
 	}
+	rcfg.MaxPinned = fitMemlock(log, rcfg.MaxPinned)
 	l, err := provider.Listen(cfg.RDMAAddr)
 	if err != nil {
 		if c, ok := provider.(interface{ Close() error }); ok && cfg.RDMAProvider == nil {
@@ -85,4 +88,19 @@ func startRDMA(_ context.Context, log *zap.Logger, cfg Config, disp *oncrpc.Disp
 	}()
 	log.Info("listening", zap.String("nfs_rdma", l.Addr()))
 	return svc, portOf(l.Addr()), nil
+}
+
+// fitMemlock returns the pinned-memory cap (0: rpcrdma's default) lowered
+// to RLIMIT_MEMLOCK when that is smaller, so the cap rejects connections
+// before registrations fail.
+func fitMemlock(log *zap.Logger, maxPinned int64) int64 {
+	if maxPinned <= 0 {
+		maxPinned = rpcrdma.DefaultMaxPinned
+	}
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_MEMLOCK, &lim); err != nil || lim.Cur == unix.RLIM_INFINITY || lim.Cur >= uint64(maxPinned) {
+		return maxPinned
+	}
+	log.Info("RDMA pinned memory capped at RLIMIT_MEMLOCK", zap.Uint64("memlock", lim.Cur), zap.Int64("max_pinned", maxPinned))
+	return int64(lim.Cur)
 }

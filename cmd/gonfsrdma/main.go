@@ -16,6 +16,8 @@ import (
 
 	"github.com/gonfsrdma/gonfsrdma/daemon"
 	"github.com/gonfsrdma/gonfsrdma/exports"
+	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	"github.com/gonfsrdma/gonfsrdma/rpcrdma"
 )
 
 // version is set by the build (-ldflags "-X main.version=...").
@@ -116,6 +118,11 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "nsm-listen", Value: ":4046", Usage: "NSM (status monitor, program 100024) address (TCP and UDP)"},
 			&cli.BoolFlag{Name: "no-nlm", Usage: "serve no file locking (NLM, NSM); clients must mount with -o nolock"},
 			&cli.DurationFlag{Name: "grace", Value: 90 * time.Second, Usage: "grace period for lock reclaims after a restart that had clients holding locks"},
+			&cli.IntFlag{Name: "max-connections", Usage: "connections in total over TCP and RDMA (0: half the descriptor limit, at most 4096; -1: no cap)"},
+			&cli.IntFlag{Name: "max-connections-per-client", Value: oncrpc.DefaultMaxConnsPerClient, Usage: "connections from one client address (-1: no cap)"},
+			&cli.DurationFlag{Name: "idle-timeout", Value: oncrpc.DefaultIdleTimeout, Usage: "close TCP connections idle (or with unread replies) this long (0: never)"},
+			&cli.Int64Flag{Name: "buffer-budget-mib", Value: oncrpc.DefaultBufferBudget >> 20, Usage: "MiB of TCP call and reply buffers across connections before the largest holders are throttled"},
+			&cli.Int64Flag{Name: "rdma-max-pinned-mib", Value: rpcrdma.DefaultMaxPinned >> 20, Usage: "MiB of registered memory across RDMA connections; a connection over it is rejected"},
 			&cli.BoolFlag{Name: "tcp-splice", Usage: "send TCP READ data from the page cache with splice(2) instead of copying it (less server CPU; slower on loopback)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
 			&cli.StringFlag{Name: "log-format", Value: "console", Usage: "console or json"},
@@ -135,24 +142,35 @@ func serveCommand() *cli.Command {
 				defer stopProfile()
 			}
 			cfg := daemon.Config{
-				ExportsFile:   c.String("exports"),
-				DefaultExport: c.String("default-export"),
-				NFSAddr:       c.String("listen"),
-				MountAddr:     c.String("mount-listen"),
-				RDMAAddr:      c.String("rdma-listen"),
-				RequireRDMA:   c.Bool("require-rdma"),
-				PortmapAddr:   c.String("portmap-listen"),
-				NoPortmap:     c.Bool("no-portmap"),
-				StateDir:      c.String("state-dir"),
-				RDMACredits:   c.Int("rdma-credits"),
-				RDMAInline:    c.Int("rdma-inline"),
-				MaxInFlight:   c.Int("max-inflight"),
-				SpliceReads:   c.Bool("tcp-splice"),
-				Version:       buildVersion(),
-				NoNLM:         c.Bool("no-nlm"),
-				NLMAddr:       c.String("nlm-listen"),
-				NSMAddr:       c.String("nsm-listen"),
-				Grace:         c.Duration("grace"),
+				ExportsFile:       c.String("exports"),
+				DefaultExport:     c.String("default-export"),
+				NFSAddr:           c.String("listen"),
+				MountAddr:         c.String("mount-listen"),
+				RDMAAddr:          c.String("rdma-listen"),
+				RequireRDMA:       c.Bool("require-rdma"),
+				PortmapAddr:       c.String("portmap-listen"),
+				NoPortmap:         c.Bool("no-portmap"),
+				StateDir:          c.String("state-dir"),
+				RDMACredits:       c.Int("rdma-credits"),
+				RDMAInline:        c.Int("rdma-inline"),
+				MaxInFlight:       c.Int("max-inflight"),
+				SpliceReads:       c.Bool("tcp-splice"),
+				Version:           buildVersion(),
+				NoNLM:             c.Bool("no-nlm"),
+				NLMAddr:           c.String("nlm-listen"),
+				NSMAddr:           c.String("nsm-listen"),
+				Grace:             c.Duration("grace"),
+				MaxConns:          c.Int("max-connections"),
+				MaxConnsPerClient: c.Int("max-connections-per-client"),
+				BufferBudget:      c.Int64("buffer-budget-mib") << 20,
+				IdleTimeout:       c.Duration("idle-timeout"),
+				RDMAMaxPinned:     c.Int64("rdma-max-pinned-mib") << 20,
+			}
+			if cfg.IdleTimeout == 0 {
+				cfg.IdleTimeout = -1 // 0 on the command line: never
+			}
+			if cfg.BufferBudget <= 0 || cfg.RDMAMaxPinned <= 0 || cfg.MaxConnsPerClient == 0 {
+				return cli.Exit("--buffer-budget-mib, --rdma-max-pinned-mib and --max-connections-per-client must be positive (-1: no per-client cap)", 2)
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
