@@ -290,6 +290,7 @@ var identityAttacks = []attack[*env]{
 	{"badcred", identityBadcred},
 	{"flavor", identityFlavor},
 	{"group0", identityGroup0},
+	{"gids16", identityGids16},
 	{"chown", identityChown},
 	{"setgid", identitySetgid},
 	{"suidclear", identitySuidclear},
@@ -426,5 +427,26 @@ func identityRenameDirParent(t *testing.T, e *env) {
 	wantOK(t, "RENAME in the same directory", st, err)
 	if got := lstat(t, filepath.Join(e.exp, "mvp", "renamed")); got.ino != ino || got.uid != 0 {
 		t.Errorf("after RENAME in place: %v", got)
+	}
+}
+
+// Every one of 16 supplementary gids counts, the last included: a
+// root:2015 0770 directory admits a caller whose 16th gid is 2015 and
+// refuses one with the first 15.
+func identityGids16(t *testing.T, e *env) {
+	dir := filepath.Join(e.exp, "g2015")
+	mkdirOwned(t, dir, 0, 2015, 0o770)
+	admin := e.dial(attackerIP, Sys(0, 0))
+	fh := lookupPath(t, admin, e.root(e.exp), "g2015")
+	member := e.dial(attackerIP, Sys(userUID, userGID, sixteen...))
+	_, st, err := member.Create(fh, "member", Guarded, Mode(0o644))
+	wantOK(t, "CREATE with gid 2015 16th of 16", st, err)
+	if got := lstat(t, filepath.Join(dir, "member")); got.uid != userUID || got.gid != userGID {
+		t.Errorf("CREATE by a member through its 16th gid: on disk %v, want %d:%d", got, userUID, userGID)
+	}
+	other := e.dial(attackerIP, Sys(userUID, userGID, sixteen[:15]...))
+	_, st, err = other.Create(fh, "nonmember", Guarded, Mode(0o644))
+	if got := lstat(t, filepath.Join(dir, "nonmember")); !refused(st, err) || got.exists {
+		t.Errorf("CREATE in a root:2015 0770 dir with gids 2000-2014: %v, %v; on disk %v; want ACCES and nothing", st, err, got)
 	}
 }
