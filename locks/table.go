@@ -550,6 +550,25 @@ func (t *Table) HostBusy(host string) bool {
 	return false
 }
 
+// BusyHosts returns the set of hosts that hold or wait for anything.
+func (t *Table) BusyHosts() map[string]bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	busy := map[string]bool{}
+	for _, f := range t.files {
+		for _, l := range f.locks {
+			busy[l.Owner.Host] = true
+		}
+		for _, w := range f.waiters {
+			busy[w.Lock.Owner.Host] = true
+		}
+		for _, s := range f.shares {
+			busy[s.Host] = true
+		}
+	}
+	return busy
+}
+
 // Len returns locks + waiters + shares in the table.
 func (t *Table) Len() int {
 	t.mu.Lock()

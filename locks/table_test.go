@@ -389,3 +389,20 @@ func TestDeadlock(t *testing.T) {
 		t.Fatal("the refused request was queued")
 	}
 }
+
+// BenchmarkLockUnlock: one owner locking and unlocking a range of a file
+// that 64 other owners hold shared locks on elsewhere.
+func BenchmarkLockUnlock(b *testing.B) {
+	tb := New(Config{})
+	for i := range 64 {
+		tb.Lock("f", lk(Owner{Host: "h", SVID: int32(i)}, false, int64(i*100), int64(i*100+10)), false, nil, nil)
+	}
+	l := lk(alice, true, 1<<40, 1<<40+100)
+	b.ReportAllocs()
+	for b.Loop() {
+		if st, _, _ := tb.Lock("f", l, false, nil, nil); st != Granted {
+			b.Fatal(st)
+		}
+		tb.Unlock("f", alice, l.Start, l.End)
+	}
+}

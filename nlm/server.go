@@ -129,6 +129,11 @@ type block struct {
 	answered  chan Stat // GRANTED_RES, buffered 1
 }
 
+// maxHosts bounds the client hosts known at once (each new one is a
+// durable write of the status monitor's file); a request from one more is
+// NLM4_DENIED_NOLOCKS.
+const maxHosts = 4096
+
 // NewServer returns a server; Close stops its callbacks and timers.
 func NewServer(cfg Config) *Server {
 	if cfg.Log == nil {
@@ -468,6 +473,11 @@ func clone(b []byte) []byte { return append([]byte(nil), b...) }
 func (s *Server) noteHost(call *oncrpc.Call, key, name string, monitor bool) Stat {
 	s.mu.Lock()
 	h, ok := s.hosts[key]
+	if !ok && len(s.hosts) >= maxHosts {
+		s.mu.Unlock()
+		s.log.Warn("too many client hosts hold locks; refusing a new one", zap.String("host", key), zap.Int("max", maxHosts))
+		return DeniedNoLocks
+	}
 	if !ok {
 		h = &Host{Key: key, Name: name, Addr: clientAddr(call), Local: call.Conn.Local.Addr().Unmap()}
 		s.hosts[key] = h
@@ -769,9 +779,10 @@ func (s *Server) housekeeping() {
 				}
 			}
 			s.mu.Unlock()
+			busy := s.table.BusyHosts()
 			idle := map[string]bool{}
 			for _, k := range keys {
-				if !s.table.HostBusy(k) {
+				if !busy[k] {
 					idle[k] = true
 				}
 			}
