@@ -423,7 +423,14 @@ func grantedCookie(ev event) []byte {
 	return a.Cookie
 }
 
+// answerGranted answers the grant callback ev with GRANTED_RES. The
+// tolerant profile takes a grant by GRANTED_MSG or GRANTED; the strict one
+// wants GRANTED_MSG, which gonfsrdma sends, as knfsd's lockd does.
 func (s *lockSession) answerGranted(ev event, st nlm.Stat) error {
+	proc := map[uint32]string{nlm.ProcGrantedMsg: "GRANTED_MSG", nlm.ProcGranted: "GRANTED"}[ev.Proc]
+	if err := oneOf(s.e, "the callback granting a blocked lock", proc, "GRANTED_MSG", "GRANTED"); err != nil {
+		return err
+	}
 	return nlm.CallGrantedRes(s.e.Ctx, s.rpc, nlm.Vers4, &nlm.Res{Cookie: grantedCookie(ev), Stat: st})
 }
 
