@@ -1,0 +1,63 @@
+// Package nfsclient is a user-space NFS version 3 client (RFC 1813) for
+// Go programs: it mounts an export of any NFSv3 server without the
+// kernel, over TCP or over RPC-over-RDMA (RFC 8166, RFC 8267), and offers
+// it through the interfaces Go code already uses.
+//
+//	fsys, err := nfsclient.Dial(ctx, "nfs://server/export?proto=rdma&fallback=tcp")
+//	data, err := fsys.ReadFile("dir/file")          // io/fs
+//	f, err := fsys.Create("out.bin")                 // *File: io.ReaderAt, io.WriterAt, io.Seeker
+//	bfs := fsys.Billy()                               // go-billy billy.Filesystem
+//
+// # Connecting
+//
+// Dial takes an nfs:// URL (ParseURL lists its parameters), DialConfig a
+// Config. The export is found with MOUNT v3 (over TCP, at mountport= or
+// through rpcbind), NFS calls carry an AUTH_SYS credential (uid=, gid=,
+// gids=, machine=), and nconnect= spreads them over several connections.
+// With proto=rdma the calls go over RPC-over-RDMA through rdma-core
+// (Config.RDMA.Provider replaces it, e.g. with the software fabric in
+// tests); fallback=tcp uses TCP when no RDMA connection can be made.
+// A call whose connection broke is sent again on a new connection, with
+// backoff, up to retries= times; file handles stay valid across a server
+// restart, as NFSv3 promises.
+//
+// # Files and data
+//
+// FS implements fs.FS, fs.ReadDirFS, fs.StatFS, fs.ReadFileFS and
+// fs.ReadLinkFS; names follow fs.ValidPath and are relative to the
+// export's root. OpenFile, Create, Mkdir, MkdirAll, Remove, RemoveAll,
+// Rename, Symlink, Chmod, Chown, Chtimes and Statfs write. A File's
+// ReadAt and WriteAt split large requests into READs and WRITEs of the
+// block size (bs=, default the server's preferred size up to 1 MiB) with
+// up to depth= of them in flight; WriteTo and ReadFrom (io.Copy) stream
+// with the same pipelining, reads delivered in order.
+//
+// Writes are UNSTABLE and COMMITted on Sync, Close, and every
+// MaxUncommitted bytes. Until its COMMIT, a File keeps a copy of the data
+// it wrote; when the COMMIT's write verifier differs from the WRITEs'
+// (the server restarted and may have lost them) the data is written
+// again (Stats.Resends).
+//
+// # Errors
+//
+// Failures are *fs.PathError. An NFS status is a *StatusError inside it,
+// which errors.Is maps to fs.ErrNotExist, fs.ErrPermission and
+// fs.ErrExist, and which wraps the *client.StatusError of nfs/client.
+// The go-billy view uses the status's errno instead, for os.IsNotExist.
+//
+// # Ownership
+//
+//   - Data passed to Write, WriteAt or ReadFrom's reader is copied before
+//     the call returns: the caller may reuse its buffer at once.
+//   - ReadAt, Read and WriteTo fill or hand out memory the caller owns;
+//     nothing of the package aliases it after the call returns.
+//   - Over RDMA, READ data is placed by the server into a registered
+//     region of the connection, reachable by the server only through a
+//     memory window bound for that one call and invalidated before the
+//     reply is decoded (see rpcrdma), and then copied into the caller's
+//     buffer: Go heap memory is never registered.
+//   - Results (FileInfo, DirEntry, StatFS) are values the caller owns.
+//
+// A directory's path-to-handle mapping is cached for a few seconds, as
+// the kernel client's dentry cache does; see dirCacheTTL.
+package nfsclient
