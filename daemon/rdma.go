@@ -58,7 +58,7 @@ func startRDMA(_ context.Context, log *zap.Logger, cfg Config, disp *oncrpc.Disp
 		provider = p
 	}
 	rcfg := rpcrdma.Config{Credits: cfg.RDMACredits, InlineRecv: cfg.RDMAInline, InlineSend: cfg.RDMAInline,
-		Conns: limits, MaxPinned: cfg.RDMAMaxPinned}
+		Conns: limits, MaxPinned: cfg.RDMAMaxPinned, IdleTimeout: cfg.IdleTimeout}
 	// Registered memory is pinned: each connection keeps credits Receive
 	// and Send buffers, plus bulk buffers for calls in flight.
 	need := uint64(max(cfg.RDMACredits, rpcrdma.DefaultCredits)) * uint64(2*max(cfg.RDMAInline, rpcrdma.DefaultInlineSize)+rpcrdma.DefaultMaxRecord)

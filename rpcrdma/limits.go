@@ -7,7 +7,8 @@
 // Config.MaxPinned, and never beyond Config.MaxConnBuffers; past that a
 // call waits for one of its connection's buffers to come back. A
 // connection request over a cap is rejected (RDMA CM reject) with a
-// rate-limited log line.
+// rate-limited log line. A sweeper disconnects connections that received
+// no call and had none in progress for Config.IdleTimeout.
 //
 // Buffer ownership: the budget only counts bytes; buffers stay owned by
 // their connection's bigPool (rw.go) and are deregistered by teardown.
@@ -16,6 +17,7 @@ package rpcrdma
 
 import (
 	"net/netip"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -59,10 +61,74 @@ func (b *pinnedBudget) give(n int64) { b.used.Add(-n) }
 type serverLimits struct {
 	pinned     pinnedBudget
 	refusedLog *ratelog.Limiter
+	idleLog    *ratelog.Limiter
+
+	sweepOnce sync.Once
+	stopOnce  sync.Once
+	closed    chan struct{} // closed when Shutdown begins
 }
 
 func newServerLimits(cfg Config) serverLimits {
-	return serverLimits{pinned: pinnedBudget{limit: cfg.MaxPinned}, refusedLog: ratelog.New(time.Second)}
+	return serverLimits{pinned: pinnedBudget{limit: cfg.MaxPinned}, refusedLog: ratelog.New(time.Second),
+		idleLog: ratelog.New(time.Second), closed: make(chan struct{})}
+}
+
+// stop ends the sweeper.
+func (l *serverLimits) stop() { l.stopOnce.Do(func() { close(l.closed) }) }
+
+// startSweeper starts, once, the goroutine that disconnects idle
+// connections: it looks at every connection an eighth of the timeout
+// apart (10 ms to 30 s).
+func (s *Server) startSweeper() {
+	if s.cfg.IdleTimeout < 0 {
+		return
+	}
+	s.lim.sweepOnce.Do(func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.closing {
+			return
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.sweep(min(max(s.cfg.IdleTimeout/8, 10*time.Millisecond), 30*time.Second))
+		}()
+	})
+}
+
+func (s *Server) sweep(every time.Duration) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	var conns []*conn
+	for {
+		var now time.Time
+		select {
+		case <-s.lim.closed:
+			return
+		case now = <-tick.C:
+		}
+		conns = conns[:0]
+		s.mu.Lock()
+		for c := range s.conns {
+			conns = append(conns, c)
+		}
+		s.mu.Unlock()
+		for _, c := range conns {
+			if c.active.Swap(false) || c.lastSeen.IsZero() {
+				c.lastSeen = now
+				continue
+			}
+			c.mu.Lock()
+			idle := c.busy == 0 && !c.draining
+			c.mu.Unlock()
+			if idle && now.Sub(c.lastSeen) >= s.cfg.IdleTimeout {
+				s.lim.idleLog.Info(c.log, "disconnecting idle connection", zap.Duration("idle", now.Sub(c.lastSeen)))
+				c.drain()
+			}
+		}
+		clear(conns)
+	}
 }
 
 // Pinned returns the registered bytes reserved by connections now.

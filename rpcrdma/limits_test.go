@@ -218,3 +218,34 @@ func TestRDMAPinnedGrowthCounted(t *testing.T) {
 	c.Close()
 	waitFor(t, "pinned back to zero", func() bool { return e.srv.Pinned() == 0 }, func() string { return fmt.Sprint(e.srv.Pinned()) })
 }
+
+// TestRDMAIdleTimeout: a connection with no calls for the timeout is
+// disconnected; one that keeps calling stays.
+func TestRDMAIdleTimeout(t *testing.T) {
+	const idle = 300 * time.Millisecond
+	e := newLimitsEnv(t, Config{IdleTimeout: idle})
+	quiet, err := e.dial(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy, err := e.dial(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nullOK(t, quiet)
+	start := time.Now()
+	for time.Since(start) < 3*idle {
+		nullOK(t, busy)
+		time.Sleep(idle / 6)
+	}
+	if n := e.srv.Stats().Conns; n != 1 {
+		t.Fatalf("%d connections after %v, want 1 (the busy one)", n, time.Since(start))
+	}
+	e.logged(t, "disconnecting idle connection")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := quiet.Call(ctx, &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procNull}); err == nil {
+		t.Error("a call on the disconnected idle connection succeeded")
+	}
+	nullOK(t, busy)
+}

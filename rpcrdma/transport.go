@@ -21,6 +21,7 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -59,6 +60,10 @@ type Config struct {
 	// MaxConnBuffers caps the Read/Write buffers one connection
 	// registers. Default and most 2 × Credits + 2.
 	MaxConnBuffers int
+	// IdleTimeout disconnects a connection that received no call and had
+	// none in progress for this long (limits.go). Default
+	// oncrpc.DefaultIdleTimeout; negative: never.
+	IdleTimeout time.Duration
 }
 
 // Defaults.
@@ -110,6 +115,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxConnBuffers <= 0 {
 		c.MaxConnBuffers = 2*c.Credits + 2
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = oncrpc.DefaultIdleTimeout
 	}
 	return c
 }
@@ -208,6 +216,7 @@ func (s *Server) Serve(l verbs.Listener) error {
 		l.Close()
 	}()
 	s.log.Info("listening", zap.String("addr", l.Addr()))
+	s.startSweeper()
 	for {
 		req, err := l.GetRequest(s.ctx)
 		if err != nil {
@@ -241,6 +250,7 @@ func (s *Server) Serve(l verbs.Listener) error {
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.closing = true
+	s.lim.stop()
 	for l := range s.listeners {
 		l.Close()
 	}
@@ -285,6 +295,11 @@ type conn struct {
 	postMu sync.Mutex // orders posting against death
 	dead   bool
 	deadCh chan struct{}
+
+	// active is set for each call received; the sweeper clears it and
+	// owns lastSeen (limits.go).
+	active   atomic.Bool
+	lastSeen time.Time
 
 	mu       sync.Mutex
 	busy     int // calls received and not yet released
@@ -469,6 +484,9 @@ func (c *conn) complete(wc *verbs.Completion) {
 // received handles a Receive completion: re-post a fresh Receive first
 // (keeping the grant covered), then queue the call for a worker.
 func (c *conn) received(s *slot, n int) {
+	if !c.active.Load() {
+		c.active.Store(true)
+	}
 	c.mu.Lock()
 	var f *slot
 	if n := len(c.free); n > 0 {

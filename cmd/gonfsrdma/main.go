@@ -120,7 +120,7 @@ func serveCommand() *cli.Command {
 			&cli.DurationFlag{Name: "grace", Value: 90 * time.Second, Usage: "grace period for lock reclaims after a restart that had clients holding locks"},
 			&cli.IntFlag{Name: "max-connections", Usage: "connections in total over TCP and RDMA (0: half the descriptor limit, at most 4096; -1: no cap)"},
 			&cli.IntFlag{Name: "max-connections-per-client", Value: oncrpc.DefaultMaxConnsPerClient, Usage: "connections from one client address (-1: no cap)"},
-			&cli.DurationFlag{Name: "idle-timeout", Value: oncrpc.DefaultIdleTimeout, Usage: "close TCP connections idle (or with unread replies) this long (0: never)"},
+			&cli.DurationFlag{Name: "idle-timeout", Value: oncrpc.DefaultIdleTimeout, Usage: "close connections (TCP, RDMA) idle, or TCP ones with unread replies, this long (0: never)"},
 			&cli.Int64Flag{Name: "buffer-budget-mib", Value: oncrpc.DefaultBufferBudget >> 20, Usage: "MiB of TCP call and reply buffers across connections before the largest holders are throttled"},
 			&cli.Int64Flag{Name: "rdma-max-pinned-mib", Value: rpcrdma.DefaultMaxPinned >> 20, Usage: "MiB of registered memory across RDMA connections; a connection over it is rejected"},
 			&cli.BoolFlag{Name: "tcp-splice", Usage: "send TCP READ data from the page cache with splice(2) instead of copying it (less server CPU; slower on loopback)"},
