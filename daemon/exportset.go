@@ -200,7 +200,9 @@ func (st *exportState) authorize(call *oncrpc.Call, e *nfs.Export) (nfs.Cred, bo
 	}
 	o := &rule.Options
 	t := transportOf(call.Conn.Transport)
-	if !o.AllowsTransport(t) {
+	// transports= names what NFS may travel over; the lock manager
+	// always speaks TCP or UDP, also for clients of an RDMA-only export.
+	if call.Prog != nlmProgram && !o.AllowsTransport(t) {
 		return nfs.Cred{}, true, wire.ErrAcces
 	}
 	if !o.AllowsFlavor(call.Cred.Flavor) {

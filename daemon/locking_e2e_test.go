@@ -19,6 +19,7 @@ import (
 
 	"github.com/gonfsrdma/gonfsrdma/daemon"
 	"github.com/gonfsrdma/gonfsrdma/nfs/client"
+	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
 	"github.com/gonfsrdma/gonfsrdma/nlm"
 	"github.com/gonfsrdma/gonfsrdma/nsm"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
@@ -292,4 +293,33 @@ func TestLockExportRemoved(t *testing.T) {
 	if n := d.NLM().Table().Len(); n != 1 {
 		t.Fatalf("%d lock table entries, want 1", n)
 	}
+}
+
+// TestLockRDMAOnlyExport: an export limited to RDMA (transports=rdma)
+// still takes locks, which always travel over TCP or UDP; NFS over TCP
+// stays refused. (The handle is looked up while TCP is still allowed,
+// then the export is reloaded as RDMA-only: the same fsid, the same
+// handles.)
+func TestLockRDMAOnlyExport(t *testing.T) {
+	requireRoot(t)
+	tmp := t.TempDir()
+	dir := exportDir(t, 0o777)
+	if err := os.WriteFile(filepath.Join(dir, "f"), nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	rule := dir + " 127.0.0.1(rw,insecure,no_root_squash)\n"
+	exports := writeExports(t, tmp, rule)
+	d := lockDaemon(t, filepath.Join(tmp, "state"), exports, 0, 0)
+	defer shutdown(d)
+	mc := dialFrom(t, d.MountAddr(), "127.0.0.1", false)
+	root, _ := mnt(t, mc, dir)
+	nc := client.New(dialFrom(t, d.NFSAddr(), "127.0.0.1", false)).WithCred(authSys(0, 0))
+	fh := lookup(t, nc, root, "f")
+	writeExports(t, tmp, dir+" 127.0.0.1(rw,insecure,no_root_squash,transports=rdma)\n")
+	if err := d.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := nc.Lookup(testCtx(t), root, "f")
+	wantStatus(t, "LOOKUP over TCP on an RDMA-only export", err, wire.ErrAcces)
+	wantLock(t, nlmConn(t, d), lockArgs("rc", 1, fh, true, false, 0, 0), nlm.Granted, "NLM LOCK on an RDMA-only export")
 }
