@@ -98,7 +98,10 @@
 // WRITE, COMMIT and truncation (write permission, owner override), times
 // set to server time (write permission, owner override: NFS3ERR_ACCES),
 // READDIR (read permission), read-only exports (NFS3ERR_ROFS), and ACCESS,
-// answered from the mode bits (checkAccess). A failure the backend
+// answered from the mode bits (checkAccess). READDIRPLUS has the backend
+// check search permission once, as the caller (LOOKUP "."), and then
+// looks its entries up as the server: a name lookup checks nothing more,
+// and one identity switch per entry would cost more than the lookup. A failure the backend
 // reports is mapped in errors.go: EACCES to NFS3ERR_ACCES, EPERM to
 // NFS3ERR_PERM.
 package nfs

@@ -82,3 +82,64 @@ func TestInvalidIDsMakeNoRootFiles(t *testing.T) {
 		t.Errorf("r after SETATTR -1: %d:%d %v", st.Uid, st.Gid, err)
 	}
 }
+
+// READDIRPLUS gives handles and attributes only to a caller who may
+// search the directory (the backend checks it once, as the caller); one
+// who may only read it gets the names alone.
+func TestReaddirplusNeedsSearchPermission(t *testing.T) {
+	vfstest.RequireRoot(t)
+	ctx := context.Background()
+	log := zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
+	dir := t.TempDir()
+	for _, d := range []struct {
+		name string
+		mode uint32
+	}{{"readonly", 0o744}, {"open", 0o755}} {
+		p := filepath.Join(dir, d.name)
+		if err := os.Mkdir(p, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(p, "f"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Chmod(p, d.mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t, log, nfs.Config{}, newOSFS(t, dir))
+	defer ts.stop(t)
+	rpc := dialClient(t, ts.addr)
+	defer rpc.Close()
+	root := ts.root(t)
+	for _, tc := range []struct {
+		dir         string
+		uid         uint32
+		wantHandles bool
+	}{{"readonly", 1000, false}, {"readonly", 0, true}, {"open", 1000, true}} {
+		c := client.New(rpc).WithCred(oncrpc.NewAuthSys("t", tc.uid, tc.uid))
+		lk, err := client.New(rpc).Lookup(ctx, root, tc.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := c.Readdirplus(ctx, lk.FH, 0, [8]byte{}, 8192, 65536)
+		if err != nil {
+			t.Fatalf("%s as %d: READDIRPLUS: %v", tc.dir, tc.uid, err)
+		}
+		found := false
+		for _, e := range res.Entries {
+			if e.Name != "f" {
+				continue
+			}
+			found = true
+			if e.FH.Set != tc.wantHandles || e.Attr.Set != tc.wantHandles {
+				t.Errorf("%s as %d: entry f has handle %v attributes %v, want %v", tc.dir, tc.uid, e.FH.Set, e.Attr.Set, tc.wantHandles)
+			}
+		}
+		if !found {
+			t.Errorf("%s as %d: f not listed: %+v", tc.dir, tc.uid, res.Entries)
+		}
+	}
+}

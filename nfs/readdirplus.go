@@ -5,6 +5,7 @@ import (
 
 	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	"github.com/gonfsrdma/gonfsrdma/vfs"
 	"github.com/gonfsrdma/gonfsrdma/xdr"
 )
 
@@ -42,13 +43,22 @@ func (s *Server) doReaddirplus(rq *req, args *wire.ReaddirplusArgs, reply *oncrp
 	b := appendDirResOKHead(reply.Head, dirAttr)
 	used, dirUsed := 0, 0
 	var buf fhBuf
+	// The entries' handles and attributes need search permission on the
+	// directory, which the backend checks once, as the caller (LOOKUP of
+	// "."). The per-entry lookups then run as the server: a name lookup
+	// checks nothing else, and an identity switch per entry would cost
+	// more than the lookup. Without search permission the entries go
+	// without handle and attributes, as knfsd sends them.
+	_, _, searchErr := rq.fs.Lookup(rq.cred, rq.h, ".")
 	for i := range entries {
 		e := &entries[i]
 		ep := wire.EntryPlus{FileID: e.FileID, Name: e.Name, Cookie: e.Cookie}
-		if h, a, err := rq.fs.Lookup(rq.cred, rq.h, e.Name); err == nil {
-			if fh := makeHandle(&buf, rq.ex.FSID, h); fh != nil {
-				ep.Attr = rq.attrOp(&a)
-				ep.FH = wire.PostOpFH{Set: true, FH: fh}
+		if searchErr == nil {
+			if h, a, err := rq.fs.Lookup(vfs.Cred{}, rq.h, e.Name); err == nil {
+				if fh := makeHandle(&buf, rq.ex.FSID, h); fh != nil {
+					ep.Attr = rq.attrOp(&a)
+					ep.FH = wire.PostOpFH{Set: true, FH: fh}
+				}
 			}
 		}
 		sz := wire.EntrySize(e.Name) + 4 + 4

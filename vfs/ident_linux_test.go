@@ -192,3 +192,28 @@ func TestOSOwnershipOnDisk(t *testing.T) {
 		t.Errorf("after uid 1000's write through the cached descriptor: %v, want no set-id bits", fi.Mode())
 	}
 }
+
+// The data path stays allocation-free as the caller: WriteAt of a plain
+// file (no identity switch) and of a set-id file (written as the
+// caller). The inside-the-export check itself is measured by
+// TestOSWithinDoesNotAllocate.
+func TestOSCallerDataPathDoesNotAllocate(t *testing.T) {
+	vfstest.RequireRoot(t)
+	f := newOS(t, t.TempDir(), vfs.OSOptions{})
+	user := vfs.Cred{UID: 1000, GID: 1000, GIDs: []uint32{5}}
+	plain, _, err := f.Create(vfs.Cred{}, f.Root(), "plain", 0o666, true, false, [8]byte{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setid, _, err := f.Create(vfs.Cred{}, f.Root(), "setid", 0o6666, true, false, [8]byte{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := make([]byte, 4096)
+	for what, h := range map[string]vfs.Handle{"a plain file": plain, "a set-id file": setid} {
+		f.WriteAt(user, h, p, 0, false)
+		if n := testing.AllocsPerRun(100, func() { f.WriteAt(user, h, p, 0, false) }); n != 0 {
+			t.Errorf("WriteAt of %s as a caller: %v allocations per call", what, n)
+		}
+	}
+}

@@ -211,3 +211,42 @@ func TestOSMoveWatch(t *testing.T) {
 		a, b = b, a
 	}
 }
+
+// The inside-the-export check a cache hit pays when a rename may have
+// happened does not allocate, for a directory and for a file.
+func TestOSWithinDoesNotAllocate(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "d", "e"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "d", "f"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := NewOS(root, OSOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, name := range []string{"e", "f"} {
+		d, _, err := f.Lookup(Cred{}, f.Root(), "d")
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, _, err := f.Lookup(Cred{}, d, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := f.acquire(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := e.typ == TypeDir
+		if ok, err := f.within(e.fd, dir); !ok || err != nil {
+			t.Fatalf("%s: within %v %v", name, ok, err)
+		}
+		if n := testing.AllocsPerRun(100, func() { f.within(e.fd, dir) }); n != 0 {
+			t.Errorf("%s: within allocates %v times per call", name, n)
+		}
+		f.cache.release(e)
+	}
+}
