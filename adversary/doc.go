@@ -12,7 +12,8 @@
 // writes a call without waiting, for attackers that never read replies;
 // NetConn gives the raw connection for half-sent records.
 //
-// The tests (Test Identities, Escapes, Races, Exhaustion) start the real
+// The tests (TestIdentities, TestEscapes, TestRaces, TestExhaustion and
+// TestLimits, the last with small limit settings) start the real
 // daemon in-process on OS-backend exports in temporary directories, attack
 // it over loopback and judge the result on disk with lstat(2) and file
 // contents, never by the server's replies alone. They need root (the

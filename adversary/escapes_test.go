@@ -230,6 +230,8 @@ func escapeForged(t *testing.T, e *escapeEnv) {
 var escapeAttacks = []attack[*escapeEnv]{
 	{"dotdot", escapeDotdot},
 	{"symlink", escapeSymlink},
+	{"moved", escapeMoved},
+	{"otherexport", escapeOtherexport},
 	{"bitflip", escapeBitflip},
 	{"forged", escapeForged},
 	{"mountpath", escapeMountPath},
@@ -280,4 +282,139 @@ func escapeMountPath(t *testing.T, e *escapeEnv) {
 		}
 	}
 	e.checkOutside(t)
+}
+
+// The client makes w/mv; the host moves it out of the export. Every
+// handle of it, and of what it holds, is stale from then on, also
+// after a restart.
+func escapeMoved(t *testing.T, e *escapeEnv) {
+	c := e.dial(attackerIP, Sys(userUID, userGID))
+	root := e.root(e.exp)
+	mkdirOwned(t, filepath.Join(e.exp, "w"), 0, 0, 0o777)
+	w := lookupPath(t, c, root, "w")
+	mv, st, err := c.Mkdir(w, "mv", Mode(0o755))
+	wantOK(t, "MKDIR", st, err)
+	f, st, err := c.Create(mv, "file", Guarded, Mode(0o644))
+	wantOK(t, "CREATE", st, err)
+	st, err = c.Write(f, 0, []byte("inside"))
+	wantOK(t, "WRITE", st, err)
+	moved := filepath.Join(e.outside, "mv")
+	must(t, os.Rename(filepath.Join(e.exp, "w", "mv"), moved))
+
+	attack := func(t *testing.T, when, planted string) {
+		fh := mv
+		for i := 0; i < 4; i++ {
+			next, a, st, err := c.Lookup(fh, "..")
+			if refused(st, err) {
+				break
+			}
+			e.notOutside(t, when+": LOOKUP .. from the moved directory", a)
+			fh = next
+		}
+		if names, st, err := c.Readdir(mv); !refused(st, err) {
+			t.Errorf("%s: READDIR of a directory moved out of the export: %v, %v, %v; want STALE", when, names, st, err)
+		} else if st != ErrStale {
+			t.Errorf("%s: READDIR of a moved-out directory: %v, %v; want STALE", when, st, err)
+		}
+		if _, _, st, err := c.Lookup(mv, "file"); !refused(st, err) {
+			t.Errorf("%s: LOOKUP in a moved-out directory: %v, %v", when, st, err)
+		}
+		if data, st, err := c.Read(f, 0, 100); !refused(st, err) {
+			t.Errorf("%s: READ of a file in a moved-out directory: %q, %v, %v", when, data, st, err)
+		}
+		if _, st, err := c.Create(mv, planted, Guarded, Mode(0o644)); !refused(st, err) {
+			t.Errorf("%s: CREATE in a moved-out directory: %v, %v", when, st, err)
+		}
+		if st, err := c.Write(f, 0, []byte("outside!")); !refused(st, err) {
+			t.Errorf("%s: WRITE to a file in a moved-out directory: %v, %v", when, st, err)
+		}
+		if d := lstat(t, filepath.Join(moved, planted)); d.exists {
+			t.Errorf("%s: CREATE planted a file outside the export: %v", when, d)
+		}
+		if b, _ := os.ReadFile(filepath.Join(moved, "file")); string(b) != "inside" {
+			t.Errorf("%s: the moved-out file now holds %q", when, b)
+			must(t, os.WriteFile(filepath.Join(moved, "file"), []byte("inside"), 0o644))
+		}
+		e.checkOutside(t)
+	}
+	attack(t, "after the move", "planted")
+	e.restart()
+	c = e.dial(attackerIP, Sys(userUID, userGID))
+	attack(t, "after a restart", "planted-after-restart")
+}
+
+// A handle of the read-only export with the read-write export's fsid,
+// and one of the root_squash export with the no_root_squash export's,
+// with the kernel's dentry cache cold (after a restart and
+// drop_caches, as in issue 11).
+func escapeOtherexport(t *testing.T, e *escapeEnv) {
+	victim := filepath.Join(e.exp2, "victim")
+	writeFile(t, victim, "read-only victim", 0, 0, 0o666)
+	private := filepath.Join(e.exp, "private")
+	writeFile(t, private, "root only", 0, 0, 0o600)
+	rExp, rExp2, rNrs := e.root(e.exp), e.root(e.exp2), e.root(e.nrs)
+	anon := e.dial(attackerIP, Sys(userUID, userGID))
+	hVictim := lookupPath(t, anon, rExp2, "victim")
+	hPrivate := lookupPath(t, anon, rExp, "private")
+	toRW := withFSIDOf(t, hVictim, rExp2, rExp)
+	toNrs := withFSIDOf(t, hPrivate, rExp, rNrs)
+	root := e.dial(attackerIP, Sys(0, 0))
+	for _, cold := range []bool{false, true} {
+		when := "warm dcache"
+		if cold {
+			when = "after restart and drop_caches"
+			e.restart()
+			dropCaches(t)
+			anon = e.dial(attackerIP, Sys(userUID, userGID))
+			root = e.dial(attackerIP, Sys(0, 0))
+		}
+		if st, err := anon.Write(toRW, 0, []byte("pwned")); !refused(st, err) {
+			t.Errorf("%s: WRITE through a ro export's handle carrying the rw export's fsid: %v, %v", when, st, err)
+		}
+		if st, err := anon.Setattr(toRW, Mode(0o777)); !refused(st, err) {
+			t.Errorf("%s: SETATTR through a ro export's handle carrying the rw export's fsid: %v, %v", when, st, err)
+		}
+		if data, st, err := root.Read(toNrs, 0, 100); !refused(st, err) || len(data) > 0 {
+			t.Errorf("%s: root READ of a root_squash export's 0600 file through the no_root_squash export: %q, %v, %v", when, data, st, err)
+		}
+		if b, _ := os.ReadFile(victim); string(b) != "read-only victim" {
+			t.Errorf("%s: the ro export's file now holds %q", when, b)
+		}
+		if d := lstat(t, victim); d.mode != 0o666 || d.uid != 0 {
+			t.Errorf("%s: the ro export's file changed: %v", when, d)
+		}
+	}
+}
+
+// withFSIDOf returns fh, a handle of the export whose root handle is
+// from, with the bytes that name the export replaced by those of the
+// export whose root handle is to. The header shared by both root handles
+// is the version; the first 4-byte window after it where they differ is
+// the fsid (nfs/handles.go documents bytes 4-7, but an attacker only sees
+// handles).
+func withFSIDOf(t *testing.T, fh, from, to []byte) []byte {
+	t.Helper()
+	for j := 0; j < len(from) && j < len(to) && j < 16; j++ {
+		if from[j] == to[j] {
+			continue
+		}
+		i := j &^ 3 // the XDR word holding the first difference
+		if i+4 <= len(fh) && bytes.Equal(fh[i:i+4], from[i:i+4]) {
+			out := bytes.Clone(fh)
+			copy(out[i:i+4], to[i:i+4])
+			return out
+		}
+		break
+	}
+	t.Fatalf("no export id found in root handles %x and %x", from, to)
+	return nil
+}
+
+// dropCaches makes the kernel forget dentries and inodes
+// (/proc/sys/vm/drop_caches = 2), so that open_by_handle_at must rebuild
+// a disconnected dentry.
+func dropCaches(t *testing.T) {
+	t.Helper()
+	unix.Sync()
+	must(t, os.WriteFile("/proc/sys/vm/drop_caches", []byte("2\n"), 0o200))
 }

@@ -215,6 +215,7 @@ var exhaustAttacks = []attack[*env]{
 	{"idle", exhaustIdle},
 	{"slow", exhaustSlow},
 	{"churn", exhaustChurn},
+	{"emfile", exhaustEmfile},
 }
 
 // openFDs counts this process's descriptors.
@@ -260,4 +261,91 @@ func exhaustChurn(t *testing.T, e *env) {
 	}
 	freshClient(t, e, "after connection churn")
 	diskStillServed(t, e, "after-churn")
+}
+
+// The process runs out of descriptors (issue 11 defect 6): the
+// listener must back off and keep serving once descriptors are free
+// again, never stop. The attack is deterministic: 100 connections from
+// 50 addresses, then sockets made in advance fill with every descriptor
+// taken, so the server's accept4 must meet EMFILE.
+func exhaustEmfile(t *testing.T, e *env) {
+	var old syscall.Rlimit
+	must(t, syscall.Getrlimit(syscall.RLIMIT_NOFILE, &old))
+	restore := func() { must(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &old)) }
+	ents, err := os.ReadDir("/proc/self/fd")
+	must(t, err)
+	low := old
+	low.Cur = uint64(len(ents) + 400)
+	must(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low))
+	var conns []net.Conn
+	var socks, fillers []int
+	defer func() {
+		closeAll(conns)
+		for _, fd := range append(socks, fillers...) {
+			syscall.Close(fd)
+		}
+		restore()
+	}()
+	for i := range 100 {
+		c, err := dialRaw(e.d.NFSAddr(), attackerAddr(i))
+		if err != nil {
+			t.Fatalf("connection %d under a limit of %d: %v", i, low.Cur, err)
+		}
+		conns = append(conns, c)
+	}
+	for range 20 {
+		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		must(t, err)
+		socks = append(socks, fd)
+	}
+	for {
+		fd, err := syscall.Open("/dev/null", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			if err != syscall.EMFILE {
+				t.Fatalf("filling the descriptor table: %v", err)
+			}
+			break
+		}
+		fillers = append(fillers, fd)
+	}
+	server := e.d.NFSAddr().(*net.TCPAddr)
+	sa := &syscall.SockaddrInet4{Port: server.Port}
+	copy(sa.Addr[:], server.IP.To4())
+	connected := 0
+	for _, fd := range socks {
+		if err := syscall.Connect(fd, sa); err == nil {
+			connected++
+		}
+	}
+	time.Sleep(500 * time.Millisecond) // the server meets EMFILE on accept meanwhile
+	t.Logf("descriptor limit %d: %d connections, %d fillers, %d connects with no descriptor left", low.Cur, len(conns), len(fillers), connected)
+	if connected == 0 {
+		t.Fatal("no connection reached the server with the descriptor table full")
+	}
+	closeAll(conns)
+	conns = nil
+	for _, fd := range append(socks, fillers...) {
+		syscall.Close(fd)
+	}
+	socks, fillers = nil, nil
+	restore()
+	// The server must be back within its backoff.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c, err := Dial(context.Background(), e.d.NFSAddr(), bystanderIP)
+		if err == nil {
+			c.Timeout = time.Second
+			err = c.Null()
+			c.Close()
+		}
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after running out of descriptors the server does not answer: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	freshClient(t, e, "after EMFILE")
+	diskStillServed(t, e, "after-emfile")
 }
