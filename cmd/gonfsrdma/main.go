@@ -27,7 +27,7 @@ func main() {
 	app := &cli.App{
 		Name:  "gonfsrdma",
 		Usage: "NFSv3 server over TCP and RPC-over-RDMA",
-		Commands: []*cli.Command{
+		Commands: append([]*cli.Command{
 			serveCommand(),
 			exportsCommand(),
 			conformanceCommand(),
@@ -40,7 +40,7 @@ func main() {
 					return nil
 				},
 			},
-		},
+		}, clientCommands()...),
 	}
 	if err := app.Run(os.Args); err != nil {
 		fmt.Fprintln(os.Stderr, "gonfsrdma:", err)
