@@ -250,3 +250,65 @@ func TestOSWithinDoesNotAllocate(t *testing.T) {
 		f.cache.release(e)
 	}
 }
+
+// The rename watch judges events: a rename out of a directory inside the
+// export may move something out (relevant), one outside the export
+// cannot (not relevant). The events come from a fanotify group of the
+// test's own that watches just the directory concerned, so that nobody
+// else's renames on the filesystem get in.
+func TestOSMoveWatchJudges(t *testing.T) {
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("needs root (fanotify): CI=true, not skipping")
+		}
+		t.Skip("needs root (fanotify)")
+	}
+	base := t.TempDir()
+	root, out := filepath.Join(base, "export"), filepath.Join(base, "out")
+	for _, d := range []string{filepath.Join(root, "in"), out} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := NewOS(root, OSOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	event := func(dir string) []byte {
+		t.Helper()
+		fd, err := unix.FanotifyInit(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_FID|unix.FAN_CLOEXEC, unix.O_RDONLY)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unix.Close(fd)
+		if err := unix.FanotifyMark(fd, unix.FAN_MARK_ADD, unix.FAN_MOVED_FROM|unix.FAN_ONDIR, unix.AT_FDCWD, dir); err != nil {
+			t.Fatal(err)
+		}
+		a := filepath.Join(dir, "a")
+		if err := os.WriteFile(a, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(a, filepath.Join(out, "moved-"+filepath.Base(dir))); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 4096)
+		n, err := unix.Read(fd, buf)
+		if err != nil || n <= 0 {
+			t.Fatalf("no event: %d %v", n, err)
+		}
+		return buf[:n]
+	}
+	if !f.moves.relevant(event(filepath.Join(root, "in"))) {
+		t.Error("a rename out of a directory inside the export was judged irrelevant")
+	}
+	if !f.moves.relevant(event(root)) {
+		t.Error("a rename out of the export root was judged irrelevant")
+	}
+	if f.moves.relevant(event(out)) {
+		t.Error("a rename out of a directory outside the export was judged relevant")
+	}
+	if !f.moves.relevant([]byte{1, 2, 3}) {
+		t.Error("a truncated event was judged irrelevant")
+	}
+}

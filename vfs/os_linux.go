@@ -149,7 +149,14 @@ func NewOS(root string, opts OSOptions) (*OSFS, error) {
 	f.rootHandle = h
 	re := &fdEntry{key: string(h), fh: fh, fd: rfd, ino: st.Ino, typ: TypeDir}
 	f.cache.release(f.cache.put(re, true))
-	f.moves.start(rfd, f.log)
+	f.moves.start(rfd, func(fd int) bool {
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) == nil && st.Dev == f.rootDev && st.Ino == f.rootIno {
+			return true
+		}
+		ok, err := f.within(fd, true)
+		return ok || err != nil
+	}, f.log)
 	return f, nil
 }
 
