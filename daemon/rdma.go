@@ -67,7 +67,11 @@ func startRDMA(_ context.Context, log *zap.Logger, cfg Config, disp *oncrpc.Disp
 			return unavailable(err)
 		}
 	}
-	rcfg.MaxPinned = fitMemlock(log, rcfg.MaxPinned)
+	if _, software := provider.(*verbs.Fabric); !software {
+		// The software fabric registers ordinary Go memory and pins
+		// nothing, so RLIMIT_MEMLOCK does not bound it.
+		rcfg.MaxPinned = fitMemlock(log, rcfg.MaxPinned)
+	}
 	l, err := provider.Listen(cfg.RDMAAddr)
 	if err != nil {
 		if c, ok := provider.(interface{ Close() error }); ok && cfg.RDMAProvider == nil {
