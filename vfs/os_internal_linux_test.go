@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -311,4 +312,43 @@ func TestOSMoveWatchJudges(t *testing.T) {
 	if !f.moves.relevant([]byte{1, 2, 3}) {
 		t.Error("a truncated event was judged irrelevant")
 	}
+}
+
+// FuzzMoveEvents: the rename watch's event decoder takes any bytes
+// without panicking, and judges what it cannot parse relevant (the safe
+// answer: the next cache hit checks).
+func FuzzMoveEvents(f *testing.F) {
+	root := f.TempDir()
+	fs, err := NewOS(root, OSOptions{HandleKey: []byte("0123456789abcdef-fuzz")})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { fs.Close() })
+	// A well-formed event with a FID record naming the export root.
+	fh, _, err := unix.NameToHandleAt(fs.rootFD, "", unix.AT_EMPTY_PATH)
+	if err != nil {
+		f.Fatal(err)
+	}
+	rec := make([]byte, 20+len(fh.Bytes()))
+	rec[0] = unix.FAN_EVENT_INFO_TYPE_FID
+	binary.NativeEndian.PutUint16(rec[2:], uint16(len(rec)))
+	binary.NativeEndian.PutUint32(rec[12:], uint32(len(fh.Bytes())))
+	binary.NativeEndian.PutUint32(rec[16:], uint32(fh.Type()))
+	copy(rec[20:], fh.Bytes())
+	ev := make([]byte, unix.FAN_EVENT_METADATA_LEN, unix.FAN_EVENT_METADATA_LEN+len(rec))
+	binary.NativeEndian.PutUint32(ev[0:], uint32(unix.FAN_EVENT_METADATA_LEN+len(rec)))
+	ev[4] = unix.FANOTIFY_METADATA_VERSION
+	binary.NativeEndian.PutUint16(ev[6:], unix.FAN_EVENT_METADATA_LEN)
+	binary.NativeEndian.PutUint64(ev[8:], unix.FAN_MOVED_FROM)
+	ev = append(ev, rec...)
+	f.Add(ev)
+	f.Add(append(append([]byte(nil), ev...), ev...))
+	f.Add(ev[:10])
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		relevant := fs.moves.relevant(b)
+		if len(b) > 0 && len(b) < unix.FAN_EVENT_METADATA_LEN && !relevant {
+			t.Errorf("a truncated event (%d bytes) was judged irrelevant", len(b))
+		}
+	})
 }
