@@ -162,9 +162,10 @@ func TestLockVisibleOnServerHost(t *testing.T) {
 // clientStatd is the client host's rpcbind and statd: it records
 // SM_NOTIFYs.
 type clientStatd struct {
-	pm  *rpcbind.Service
-	mu  sync.Mutex
-	got []nsm.StatChange
+	pm    *rpcbind.Service
+	mu    sync.Mutex
+	got   []nsm.StatChange
+	ports []uint16 // the source port of each
 }
 
 func startClientStatd(t *testing.T) *clientStatd {
@@ -177,6 +178,7 @@ func startClientStatd(t *testing.T) *clientStatd {
 		}
 		s.mu.Lock()
 		s.got = append(s.got, c)
+		s.ports = append(s.ports, call.Conn.Remote.Port())
 		s.mu.Unlock()
 		return nil
 	}
@@ -249,6 +251,10 @@ func TestLockRestartReclaim(t *testing.T) {
 	got := statd.notified()
 	if len(got) != 1 || got[0].State != 3 || got[0].MonName != "127.0.0.1" {
 		t.Fatalf("SM_NOTIFY after the restart: %+v", got)
+	}
+	// As sm-notify, from a reserved port (the test runs as root).
+	if p := statd.ports[0]; p < 665 || p > 1023 {
+		t.Fatalf("SM_NOTIFY from port %d, want a reserved one", p)
 	}
 	c := nlmConn(t, d2)
 	wantLock(t, c, lockArgs("other", 1, fh, true, false, 0, 1), nlm.DeniedGracePeriod, "a new LOCK in grace")

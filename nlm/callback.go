@@ -53,15 +53,7 @@ func (s *Server) callback(t target, proc uint32, args []byte) error {
 	if err != nil {
 		return err
 	}
-	d := net.Dialer{Timeout: s.cfg.CallbackTimeout}
-	if t.local.IsValid() && !t.local.IsUnspecified() {
-		if network == "tcp" {
-			d.LocalAddr = &net.TCPAddr{IP: t.local.AsSlice()}
-		} else {
-			d.LocalAddr = &net.UDPAddr{IP: t.local.AsSlice()}
-		}
-	}
-	conn, err := d.DialContext(ctx, network, netip.AddrPortFrom(t.remote, port).String())
+	conn, err := DialCallback(ctx, network, t.local, netip.AddrPortFrom(t.remote, port).String(), s.cfg.CallbackTimeout)
 	if err != nil {
 		return err
 	}

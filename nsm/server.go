@@ -441,13 +441,8 @@ func (s *Server) call(ctx context.Context, pmAddr, local string, prog, vers, pro
 		return err
 	}
 	host, _, _ := net.SplitHostPort(pmAddr)
-	d := net.Dialer{}
-	if local != "" {
-		if ip, err := netip.ParseAddr(local); err == nil {
-			d.LocalAddr = &net.UDPAddr{IP: ip.AsSlice()}
-		}
-	}
-	conn, err := d.DialContext(ctx, "udp", net.JoinHostPort(host, strconv.Itoa(int(port))))
+	from, _ := netip.ParseAddr(local)
+	conn, err := nlm.DialCallback(ctx, "udp", from, net.JoinHostPort(host, strconv.Itoa(int(port))), 5*time.Second)
 	if err != nil {
 		return err
 	}
