@@ -329,3 +329,60 @@ func TestLockRDMAOnlyExport(t *testing.T) {
 	wantStatus(t, "LOOKUP over TCP on an RDMA-only export", err, wire.ErrAcces)
 	wantLock(t, nlmConn(t, d), lockArgs("rc", 1, fh, true, false, 0, 0), nlm.Granted, "NLM LOCK on an RDMA-only export")
 }
+
+// TestNoNLM: --no-nlm serves and registers neither NLM nor NSM.
+func TestNoNLM(t *testing.T) {
+	requireRoot(t)
+	tmp := t.TempDir()
+	dir := exportDir(t, 0o777)
+	d, err := daemon.Start(context.Background(), zap.NewNop(), daemon.Config{
+		ExportsFile: writeExports(t, tmp, dir+" 127.0.0.1(rw,insecure)\n"), NFSAddr: "127.0.0.1:0", MountAddr: "127.0.0.1:0",
+		PortmapAddr: "127.0.0.1:0", StateDir: filepath.Join(tmp, "state"), NoNLM: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shutdown(d)
+	if d.NLM() != nil || d.NSM() != nil || d.NLMPort() != 0 || d.NSMPort() != 0 {
+		t.Fatal("locking runs with NoNLM")
+	}
+	pm := dialFrom(t, d.PortmapAddr(), "127.0.0.1", false)
+	for _, prog := range []uint32{nlm.Prog, nsm.Prog} {
+		if _, err := rpcbind.GetPort(testCtx(t), pm, prog, 1, rpcbind.ProtoUDP); err != rpcbind.ErrNotRegistered {
+			t.Fatalf("program %d registered with NoNLM: %v", prog, err)
+		}
+	}
+	if _, err := rpcbind.GetPort(testCtx(t), pm, 100003, 3, rpcbind.ProtoTCP); err != nil {
+		t.Fatalf("NFS not registered: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "state", nsm.StateFile)); !os.IsNotExist(err) {
+		t.Fatalf("NoNLM wrote the status monitor's file: %v", err)
+	}
+}
+
+// TestLockingRegistered: by default NLM v1, v3, v4 and NSM v1 are
+// registered over TCP and UDP at the ports the daemon serves them on.
+func TestLockingRegistered(t *testing.T) {
+	requireRoot(t)
+	tmp := t.TempDir()
+	dir := exportDir(t, 0o777)
+	d, err := daemon.Start(context.Background(), zap.NewNop(), daemon.Config{
+		ExportsFile: writeExports(t, tmp, dir+" 127.0.0.1(rw,insecure)\n"), NFSAddr: "127.0.0.1:0", MountAddr: "127.0.0.1:0",
+		PortmapAddr: "127.0.0.1:0", StateDir: filepath.Join(tmp, "state"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shutdown(d)
+	pm := dialFrom(t, d.PortmapAddr(), "127.0.0.1", false)
+	for _, m := range []struct {
+		prog, vers uint32
+		port       uint16
+	}{{nlm.Prog, 1, d.NLMPort()}, {nlm.Prog, 3, d.NLMPort()}, {nlm.Prog, 4, d.NLMPort()}, {nsm.Prog, 1, d.NSMPort()}} {
+		for _, prot := range []uint32{rpcbind.ProtoTCP, rpcbind.ProtoUDP} {
+			if p, err := rpcbind.GetPort(testCtx(t), pm, m.prog, m.vers, prot); err != nil || p != m.port || p == 0 {
+				t.Fatalf("GETPORT %d/%d/%d = %d, %v; want %d", m.prog, m.vers, prot, p, err, m.port)
+			}
+		}
+	}
+}
