@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -108,6 +109,7 @@ type Daemon struct {
 	nlm              *nlm.Server
 	nsm              *nsm.Server
 	nlmPort, nsmPort uint16
+	localPM          atomic.Pointer[string] // this daemon's rpcbind, for NSM's MON callbacks
 }
 
 // Run serves until ctx ends. Each value received on reload re-reads the
@@ -254,6 +256,7 @@ func Start(ctx context.Context, log *zap.Logger, cfg Config) (_ *Daemon, err err
 			d.pm, err = nil, nil
 		}
 	}
+	d.publishLocalPortmap()
 
 	for _, e := range table.Exports {
 		// The default export serves loopback clients only.

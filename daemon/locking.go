@@ -154,11 +154,21 @@ func (d *Daemon) closeLocking() {
 	}
 }
 
-// localPortmap is where the status monitor finds local programs that
-// called MON: this daemon's rpcbind.
-func (d *Daemon) localPortmap() string {
+// publishLocalPortmap records this daemon's rpcbind (once it runs) for
+// the status monitor, which may already be serving.
+func (d *Daemon) publishLocalPortmap() {
+	addr := "127.0.0.1:111"
 	if a, ok := d.PortmapAddr().(*net.TCPAddr); ok && a != nil {
-		return net.JoinHostPort("127.0.0.1", strconv.Itoa(a.Port))
+		addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(a.Port))
+	}
+	d.localPM.Store(&addr)
+}
+
+// localPortmap is where the status monitor finds local programs that
+// called MON: this daemon's rpcbind, or the system's on port 111.
+func (d *Daemon) localPortmap() string {
+	if p := d.localPM.Load(); p != nil {
+		return *p
 	}
 	return "127.0.0.1:111"
 }

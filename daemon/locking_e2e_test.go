@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -384,5 +385,67 @@ func TestLockingRegistered(t *testing.T) {
 				t.Fatalf("GETPORT %d/%d/%d = %d, %v; want %d", m.prog, m.vers, prot, p, err, m.port)
 			}
 		}
+	}
+}
+
+// TestNSMMonCallback: a local program that asked SM_MON for a host is
+// called back with struct status (mon_name, new state, priv) when that
+// host's SM_NOTIFY arrives, found through this daemon's rpcbind.
+func TestNSMMonCallback(t *testing.T) {
+	requireRoot(t)
+	tmp := t.TempDir()
+	dir := exportDir(t, 0o777)
+	d, err := daemon.Start(context.Background(), zap.NewNop(), daemon.Config{
+		ExportsFile: writeExports(t, tmp, dir+" 127.0.0.1(rw,insecure)\n"), NFSAddr: "127.0.0.1:0", MountAddr: "127.0.0.1:0",
+		PortmapAddr: "127.0.0.1:0", StateDir: filepath.Join(tmp, "state"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shutdown(d)
+	// The local program: 300099 v1, procedure 1 records the status.
+	const prog = 300099
+	got := make(chan nsm.Status, 1)
+	procs := []oncrpc.Procedure{{Name: "NULL", Handler: func(context.Context, *oncrpc.Call, *oncrpc.Reply) error { return nil }},
+		{Name: "STATUS", Handler: func(_ context.Context, call *oncrpc.Call, _ *oncrpc.Reply) error {
+			var s nsm.Status
+			if err := s.Decode(xdr.NewReader(call.Args)); err != nil {
+				return oncrpc.ErrGarbageArgs
+			}
+			got <- s
+			return nil
+		}}}
+	srv := oncrpc.NewServer(zap.NewNop(), oncrpc.NewDispatcher(zap.NewNop(), nil, &oncrpc.Program{Prog: prog, Versions: []oncrpc.Version{{Vers: 1, Procs: procs}}}), oncrpc.ServerConfig{})
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.ServeUDP(pc)
+	defer srv.Shutdown(context.Background())
+	pm := dialFrom(t, d.PortmapAddr(), "127.0.0.1", false)
+	if ok, err := rpcbind.Set(testCtx(t), pm, rpcbind.NewMapping(prog, 1, "udp", uint16(pc.LocalAddr().(*net.UDPAddr).Port))); err != nil || !ok {
+		t.Fatalf("registering the local program: %v %v", ok, err)
+	}
+	nc, err := oncrpc.Dial(testCtx(t), "udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(int(d.NSMPort()))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	mon := nsm.Mon{MonID: nsm.MonID{MonName: "peer.example", MyID: nsm.MyID{MyName: "localhost", MyProg: prog, MyVers: 1, MyProc: 1}}, Priv: [16]byte{1, 2, 3}}
+	r, err := nsm.Call(testCtx(t), nc, nsm.ProcMon, mon.Append(nil))
+	var res nsm.StatRes
+	if err != nil || res.Decode(r) != nil || res.Res != nsm.StatSucc {
+		t.Fatalf("SM_MON: %+v %v", res, err)
+	}
+	if _, err := nsm.Call(testCtx(t), nc, nsm.ProcNotify, (&nsm.StatChange{MonName: "peer.example", State: 9}).Append(nil)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case s := <-got:
+		if s.MonName != "peer.example" || s.State != 9 || s.Priv != mon.Priv {
+			t.Fatalf("status callback %+v", s)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no status callback to the MON caller")
 	}
 }
