@@ -108,8 +108,8 @@ LDSO=$ROOT/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2
 guestrun() { local argv0=$1; shift; "$LDSO" --library-path "$LIBDIRS" --argv0 "$argv0" "$@"; }
 
 # --- 5. kernel modules: closure of what the tests load ----------------------
-MODULES=(virtio_pci 9p 9pnet_virtio dummy crc32_generic crc32_pclmul rdma_rxe
-	ib_uverbs rdma_ucm nfs nfsv3 rpcrdma nfsd)
+MODULES=(virtio_pci virtio_net 9p 9pnet_virtio dummy crc32_generic crc32_pclmul rdma_rxe sch_netem
+	ib_uverbs rdma_ucm nfs nfsv3 nfsv4 rpcrdma nfsd)
 guestrun depmod "$ROOT/bin/kmod" -b "$KROOT" "$KVER" || die "depmod over the kernel package failed"
 modfiles=$(for m in "${MODULES[@]}"; do
 	guestrun modprobe "$ROOT/bin/kmod" -d "$KROOT" -S "$KVER" --show-depends "$m" ||
@@ -132,7 +132,7 @@ log "$nmod module files"
 rm -rf "$ROOT"/usr/share/{doc,man,info,locale,lintian,bug,zsh,bash-completion} \
 	"$ROOT"/usr/lib/x86_64-linux-gnu/gconv "$ROOT"/lib/systemd "$ROOT"/usr/lib/systemd \
 	"$ROOT"/etc/init.d "$ROOT"/boot
-mkdir -p "$ROOT"/{proc,sys,dev,tmp,run,share,mnt,export,root,var/lib/nfs/rpc_pipefs,var/lib/nfs/v4recovery,var/run,etc/exports.d,lib64}
+mkdir -p "$ROOT"/{proc,sys,dev,tmp,run,share,mnt,export,root,var/lib/nfs/rpc_pipefs,var/lib/nfs/v4recovery,var/lib/nfs/sm,var/lib/nfs/sm.bak,var/run,etc/exports.d,lib64}
 # absolute symlinks in the packages point at host paths while we build; the
 # loader symlink must exist in the guest
 ln -sf /lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 "$ROOT/lib64/ld-linux-x86-64.so.2"
@@ -149,7 +149,8 @@ daemon:x:1:
 nogroup:x:65534:
 EOF
 printf 'passwd: files\ngroup: files\nshadow: files\nhosts: files\nservices: files\nprotocols: files\nrpc: files\nnetgroup: files\n' >"$ROOT/etc/nsswitch.conf"
-printf '127.0.0.1 localhost\n10.99.0.1 guest\n' >"$ROOT/etc/hosts"
+# the two hosts of the lab (guest/init sets the host name from the share)
+printf '127.0.0.1 localhost\n10.99.0.1 server\n10.99.0.2 client\n' >"$ROOT/etc/hosts"
 echo guest >"$ROOT/etc/hostname"
 : >"$ROOT/etc/exports"
 : >"$ROOT/etc/fstab"
@@ -193,7 +194,7 @@ done < <(find "$ROOT"/bin "$ROOT"/sbin "$ROOT"/usr/bin "$ROOT"/usr/sbin "$ROOT"/
 [[ -e $ROOT/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so ]] || die "rxe provider (librxe-rdmav34.so) missing"
 [[ -e $ROOT/etc/libibverbs.d/rxe.driver ]] || die "/etc/libibverbs.d/rxe.driver missing"
 for b in /bin/bash /sbin/modprobe /sbin/mount.nfs /usr/sbin/exportfs /usr/sbin/rpc.mountd /usr/sbin/rpc.nfsd \
-	/sbin/rpcbind /bin/ip /usr/bin/rdma /bin/dd /usr/bin/stat /usr/bin/sha256sum /bin/tar /usr/bin/diff /usr/bin/find; do
+	/sbin/rpcbind /sbin/rpc.statd /sbin/sm-notify /sbin/tc /bin/ip /usr/bin/rdma /bin/dd /usr/bin/stat /usr/bin/sha256sum /bin/tar /usr/bin/diff /usr/bin/find; do
 	[[ -e $ROOT$b || -L $ROOT$b ]] || die "guest lacks $b"
 done
 

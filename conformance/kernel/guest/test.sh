@@ -1,10 +1,25 @@
 #!/bin/bash
-# Guest side of the kernel-VM harness. Generates the source data once, then
-# for each server in $SERVERS (knfsd first, as reference, then gonfsrdma)
-# starts it, mounts it with the kernel NFS client over each transport, runs
-# the checked workload and stops it. Runs from the 9p share as
-# /share/guest/test.sh, started by the guest's /init; configuration in
-# /share/guest/config.
+# Guest side of the kernel-VM harness: the two-host lab. The same script runs
+# in both guests (from each guest's 9p share as /share/guest/test.sh, started
+# by the guest's /init; configuration in /share/guest/config, ROLE=server or
+# ROLE=client).
+#
+# The server guest (10.99.0.1) only serves its control channel: a TCP
+# listener on port $CTL_PORT (busybox `nc -ll -e guest/ctl.sh`) that runs one
+# function of this script per connection (start, stop, kill and restart a
+# server, the size of a file in the export, the hardware RDMA tests) and
+# sends back its output, its reason lines and its exit status. It stops when
+# the client sends ctl_stop.
+#
+# The client guest (10.99.0.2) drives the run: it generates the source data
+# once, then for each server in $SERVERS (knfsd first, as reference, then
+# gonfsrdma) has the server guest start it, mounts it with its own kernel NFS
+# client over each transport across the emulated link, runs the checked
+# workload and has it stopped. Client and server never share a kernel.
+#
+# ROLE=both is the one-guest run (run.sh, GONFSRDMA_KERNEL_ONE_GUEST): one
+# guest is server and client at once (rxe on a dummy device), `remote` runs
+# the function in place, and every row name starts with $ROW_PREFIX.
 #
 # Every check is a "step" run in a subshell of its own process group
 # (set -m) with a watchdog, so a step that hangs on a dead hard mount is
@@ -18,10 +33,11 @@
 # would start after its share ran out are reported as FAIL "not run", and
 # the server's teardown (umount, stop) always runs.
 #
-# Results (on the share): results/rows.tsv (server, transport, step, PASS/
-# FAIL/SKIP, milliseconds, reason), results/mounts.txt, results/chunks.txt,
-# results/workload.log, results/gonfsrdma.log. Console lines starting with
-# "@@ " are what the host shows live.
+# Results (on each guest's share): client: results/rows.tsv (server,
+# transport, step, PASS/FAIL/SKIP, milliseconds, reason), results/mounts.txt,
+# results/chunks.txt, results/workload.log; server: results/workload.log (the
+# control commands and their output), results/gonfsrdma.log, the hardware
+# test logs. Console lines starting with "@@ " are what the host shows live.
 set -uo pipefail
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C
 
@@ -30,20 +46,23 @@ CONF=/share/guest/config
 source "$CONF"
 : "${SERVERS:?}" "${TRANSPORTS:=rdma tcp}" "${RUN_VERBS:=0}" "${RUN_RPCRDMA:=0}" "${STEP_TIMEOUT:=120}" "${BIG_TIMEOUT:=300}"
 : "${BIG_MB:=64}" "${KILL_MB:=32}" "${SIZES:=0 1 1023 1024 4095 4096 4097 65535 65536 1048577}"
-: "${GONFSRDMA_ARGS:=}" "${SERVER_WAIT:=60}"
+: "${GONFSRDMA_ARGS:=}" "${SERVER_WAIT:=60}" "${ROLE:=client}" "${CTL_PORT:=7000}"
+: "${GONF_TRANSPORTS=$TRANSPORTS}" "${CONF_TRANSPORTS=$TRANSPORTS}" "${ROW_PREFIX:=}"
+: "${LOCK_SERVERS:=knfsd}" "${GRACE:=10}" "${NETEM_SERVERS:=}" "${NETEM_LOSS:=0.1 1 5}" "${OUTAGE:=10}"
 : "${WORKLOAD:=1}" "${CONFORMANCE:=1}" "${CONF_TIMEOUT:=300}" "${CONF_RDMA_LIMIT:=60}" "${BENCH:=1}" "${BENCH_TIMEOUT:=240}"
 : "${BENCH_ARGS:=--size 64MiB --block 1MiB --qd 4 --rand-qd 16 --rand-time 5s --files 500}"
 
 RES=/share/results
 ROWS=$RES/rows.tsv
 LOG=$RES/workload.log
-ADDR=10.99.0.1
+ADDR=10.99.0.1 # the server guest; the client guest is 10.99.0.2
 MNT=/mnt/nfs
 EXP=/export
 ROEXP=/export-ro # read-only export for the conformance suite's rofs tests
 SRC=/tmp/src
 TREE=/tmp/tree
 BIN=/share/bin/gonfsrdma
+LOCKTEST=/share/bin/locktest
 GLOG=$RES/gonfsrdma.log
 PIDFILE=/run/gonfsrdma.pid
 NFSD_THREADS=4
@@ -51,9 +70,10 @@ KNFSD_MAX_BLOCK=${KNFSD_MAX_BLOCK:-1048576}
 
 console() { echo "$*" >/dev/console; }
 now() { echo "${EPOCHREALTIME%.*}"; }
-fail() { printf '%s\n' "$*" >/tmp/reason; echo "FAIL: $*"; exit 1; }
-note() { printf '%s\n' "$*" >>/tmp/reason; echo "note: $*"; }
-skip() { printf '%s\n' "$*" >/tmp/reason; echo "SKIP: $*"; exit 77; }
+REASON=${REASON:-/tmp/reason} # the current step's reason lines (ctl.sh sets its own)
+fail() { printf '%s\n' "$*" >"$REASON"; echo "FAIL: $*"; exit 1; }
+note() { printf '%s\n' "$*" >>"$REASON"; echo "note: $*"; }
+skip() { printf '%s\n' "$*" >"$REASON"; echo "SKIP: $*"; exit 77; }
 drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
 sum_of() { local h; h=$(sha256sum <"$1") || return 1; echo "${h%% *}"; }
 declare -A SUM=()
@@ -63,6 +83,61 @@ fsize() { stat -c %s "$1"; }
 is_nfs_mounted() { local d m t r; while read -r d m t r; do [[ $m == "$MNT" && $t == nfs ]] && return 0; done </proc/mounts; return 1; }
 is_mounted() { local d m r; while read -r d m r; do [[ $m == "$1" ]] && return 0; done </proc/mounts; return 1; }
 need_mount() { is_nfs_mounted || fail "$MNT is not an NFS mount"; }
+
+# ---------------------------------------------------------- control channel
+
+# remote FUNC ARGS...: run FUNC of this script on the server guest (as the
+# current SERVER and XPORT) through the control channel. Its output goes to
+# stdout, its reason lines (fail/note/skip there) are appended to this
+# step's reason; the exit status is FUNC's (111: no answer from the server
+# guest). A step calls `remote X || exit $?` to fail with the server's reason.
+remote() {
+	local line rc=111 cmd a
+	if [[ $ROLE == both ]]; then # the one-guest run: the server is here
+		("$@")
+		return
+	fi
+	printf -v cmd 'SERVER=%q XPORT=%q' "${SERVER:-}" "${XPORT:-}"
+	for a in "$@"; do printf -v cmd '%s %q' "$cmd" "$a"; done
+	if ! exec 5<>"/dev/tcp/$ADDR/$CTL_PORT"; then
+		printf 'no answer from the server guest control channel (%s:%s) for: %s\n' "$ADDR" "$CTL_PORT" "$*" >>"$REASON"
+		return 111
+	fi
+	printf '%s\n' "$cmd" >&5
+	while IFS= read -r line <&5; do
+		case $line in
+		"@@rc "*) rc=${line#@@rc } ;;
+		"@@reason "*) printf 'server: %s\n' "${line#@@reason }" >>"$REASON" ;;
+		*) printf '%s\n' "$line" ;;
+		esac
+	done
+	exec 5<&-
+	((rc == 111)) && printf 'the server guest closed the control channel without an exit status for: %s\n' "$*" >>"$REASON"
+	return "$rc"
+}
+
+# The transports a server runs: gonfsrdma's may be fewer ($GONF_TRANSPORTS).
+transports_of() { if [[ $1 == gonfsrdma ]]; then echo "$GONF_TRANSPORTS"; else echo "$TRANSPORTS"; fi; }
+# ... and those of them the conformance suite and bench run over
+conf_transports_of() { local x; for x in $(transports_of "$1"); do [[ " $CONF_TRANSPORTS " == *" $x "* ]] && echo "$x"; done; }
+
+# The server guest's side: serve the control channel until ctl_stop.
+ctl_stop() { : >/tmp/ctl-stop; echo "control channel stopping"; }
+serve_ctl() {
+	local nc_pid
+	mkdir -p "$RES"
+	rm -f /tmp/ctl-stop
+	nc -ll -p "$CTL_PORT" -e /share/guest/ctl.sh </dev/null >>"$LOG" 2>&1 &
+	nc_pid=$!
+	console "@@ INFO server guest $(hostname): control channel on tcp/$CTL_PORT (nc pid $nc_pid)"
+	while [[ ! -e /tmp/ctl-stop ]]; do
+		proc_alive "$nc_pid" || { console "@@ INFO server guest: the control channel listener exited"; return 1; }
+		sleep 0.5
+	done
+	kill "$nc_pid" 2>/dev/null
+	wait "$nc_pid" 2>/dev/null
+	return 0
+}
 
 # ---------------------------------------------------------------- servers
 
@@ -102,6 +177,10 @@ knfsd_up() {
 		echo "$ROEXP *(ro,insecure,no_root_squash,no_subtree_check,fsid=2)"
 	} >/etc/exports
 	if ! pidof rpcbind >/dev/null; then rpcbind -w || fail "rpcbind -w failed"; fi
+	# NLM: lockd runs in the kernel, rpc.statd monitors the clients; a
+	# grace period of $GRACE s after each (re)start, as gonfsrdma gets
+	if ! pidof rpc.statd >/dev/null; then rpc.statd --no-notify || fail "rpc.statd failed"; fi
+	echo "$GRACE" >/proc/sys/fs/nfs/nlm_grace_period || fail "cannot set fs.nfs.nlm_grace_period"
 	exportfs -ra || fail "exportfs -ra failed"
 	if ! pidof rpc.mountd >/dev/null; then
 		rpc.mountd -p 20048 --no-nfs-version 4 || fail "rpc.mountd failed"
@@ -115,7 +194,9 @@ knfsd_up() {
 	if [[ $(cat /proc/fs/nfsd/max_block_size) != "$KNFSD_MAX_BLOCK" ]]; then
 		echo "$KNFSD_MAX_BLOCK" >/proc/fs/nfsd/max_block_size || fail "cannot set /proc/fs/nfsd/max_block_size to $KNFSD_MAX_BLOCK"
 	fi
-	rpc.nfsd "$NFSD_THREADS" || fail "rpc.nfsd $NFSD_THREADS failed"
+	# NFSv3 only (-N 4), like gonfsrdma: a plain `mount -t nfs` then
+	# negotiates v3 with both servers and locks through NLM
+	rpc.nfsd -N 4 "$NFSD_THREADS" || fail "rpc.nfsd -N 4 $NFSD_THREADS failed"
 	echo "rdma 20049" >/proc/fs/nfsd/portlist || fail "cannot add rdma 20049 to /proc/fs/nfsd/portlist"
 	local end=$(($(now) + SERVER_WAIT)) missing
 	while missing=$(not_listening) && [[ -n $missing ]] && (($(now) < end)); do sleep 0.2; done
@@ -132,7 +213,7 @@ knfsd_stop_all() { # end of the knfsd phase: free 111, 2049, 20048 and rdma 2004
 	local t p
 	knfsd_down
 	exportfs -ua || true
-	for p in $(pidof rpc.mountd rpcbind); do kill "$p"; done
+	for p in $(pidof rpc.mountd rpc.statd rpcbind); do kill "$p"; done
 	for ((t = 0; t < 100; t++)); do
 		tcp_listening 111 || tcp_listening 2049 || tcp_listening 20048 || rdma_listening 20049 || break
 		sleep 0.1
@@ -161,10 +242,13 @@ gonfsrdma_up() { # start (or restart) with the fixed command line
 		echo "$ROEXP *(ro,insecure,no_root_squash,no_subtree_check,fsid=2)"
 	} >/tmp/exports
 	ulimit -l unlimited
+	# the lock manager's grace period after a (re)start, as knfsd gets
+	local grace=()
+	"$BIN" serve --help 2>&1 | grep -q -- '--grace' && grace=(--grace "${GRACE}s")
 	echo "=== $(date -u +%T.%N) starting gonfsrdma" >>"$GLOG"
 	# shellcheck disable=SC2086
 	setsid "$BIN" serve --exports /tmp/exports --listen :2049 --mount-listen :20048 \
-		--rdma-listen "$ADDR:20049" --state-dir /var/lib/gonfsrdma --log-level info $GONFSRDMA_ARGS \
+		--rdma-listen "$ADDR:20049" --state-dir /var/lib/gonfsrdma --log-level info "${grace[@]}" $GONFSRDMA_ARGS \
 		</dev/null >>"$GLOG" 2>&1 &
 	pid=$!
 	echo "$pid" >"$PIDFILE"
@@ -206,13 +290,14 @@ gonfsrdma_term() {
 	echo "=== $(date -u +%T.%N) gonfsrdma exited after SIGTERM" >>"$GLOG"
 }
 
-step_server_start() { "${SERVER}_up"; }
-step_server_stop() {
+server_stop() {
 	case $SERVER in
 	knfsd) knfsd_stop_all ;;
 	gonfsrdma) gonfsrdma_term ;;
 	esac
 }
+step_server_start() { remote "${SERVER}_up"; }
+step_server_stop() { remote server_stop; }
 # The server-kill step. gonfsrdma: SIGKILL the process, start it again with
 # the same command. knfsd has no process to kill: `rpc.nfsd 0` stops every
 # nfsd thread and destroys all listeners and connections (the client sees its
@@ -222,6 +307,56 @@ step_server_stop() {
 # writes, as after a gonfsrdma restart.
 server_crash() { case $SERVER in knfsd) knfsd_down ;; gonfsrdma) gonfsrdma_kill9 ;; esac; }
 server_restart() { "${SERVER}_up"; }
+# The server's lock manager restarted: knfsd's lockd starts again inside
+# rpc.nfsd, its statd tells the clients (sm-notify -f: a new state number);
+# gonfsrdma sends SM_NOTIFY itself at start.
+server_notify() { if [[ $SERVER == knfsd ]]; then sm-notify -f || fail "sm-notify -f on the server failed"; fi; }
+
+# ------------------------------------------------------------- lock helpers
+# On the server guest, for locktest's hook (guest/lockhook.sh): what a
+# local F_GETLK on the exported file sees, a local holder, the crash.
+lock_do() { "$LOCKTEST" do "$1" "$2"; } # file "cmd args"
+lock_hold() { # file "t start len": a process on the server holds the lock until lock_release
+	local t
+	rm -f /run/lockhold.fifo /run/lockhold.out
+	mkfifo /run/lockhold.fifo || fail "mkfifo failed"
+	setsid sleep 100000 >/run/lockhold.fifo </dev/null 2>/dev/null &
+	echo $! >/run/lockhold.keeper
+	# shellcheck disable=SC2086
+	setsid "$LOCKTEST" hold "$1" $2 </run/lockhold.fifo >/run/lockhold.out 2>&1 &
+	echo $! >/run/lockhold.pid
+	for ((t = 0; t < 100; t++)); do grep -q held /run/lockhold.out 2>/dev/null && break; sleep 0.1; done
+	cat /run/lockhold.out
+	grep -q held /run/lockhold.out || fail "the local holder did not get its lock: $(cat /run/lockhold.out)"
+}
+lock_release() {
+	local k h t
+	k=$(cat /run/lockhold.keeper 2>/dev/null) h=$(cat /run/lockhold.pid 2>/dev/null)
+	[[ -n $k && -n $h ]] || fail "no local holder"
+	kill "$k" # its stdin closes: the holder unlocks and exits
+	for ((t = 0; t < 100; t++)); do proc_alive "$h" || break; sleep 0.1; done
+	proc_alive "$h" && fail "the local holder (pid $h) did not exit"
+	rm -f /run/lockhold.*
+	echo released
+}
+lock_server_restart() { # file: crash the server, show the file's locks, restart, notify
+	server_crash
+	echo "after-crash: $("$LOCKTEST" do "$1" "test w 0 0")"
+	sleep 1
+	server_restart
+	server_notify
+}
+# On the server guest: wait until FILE holds BYTES (or LIMIT seconds
+# passed), kill the server, start it again 1 s later; prints at_kill=SIZE.
+crash_at_size() { # file bytes limit
+	local f=$1 want=$2 end=$(($(now) + $3)) sz
+	while sz=$(stat -c %s "$f" 2>/dev/null || echo 0) && ((sz < want)) && (($(now) < end)); do sleep 0.05; done
+	echo "at_kill=$sz"
+	server_crash
+	echo "server killed with $sz bytes in $f"
+	sleep 1
+	server_restart
+}
 
 # ---------------------------------------------------------------- sources
 
@@ -331,6 +466,153 @@ do_umount() {
 	true
 }
 step_umount() { need_mount; do_umount; }
+
+# ---------------------------------------------------------------- locking
+
+# The client host's own rpcbind and statd, as on any NFS client that locks.
+step_client_services() {
+	is_mounted /var/lib/nfs/rpc_pipefs || mount -t rpc_pipefs rpc_pipefs /var/lib/nfs/rpc_pipefs || fail "cannot mount rpc_pipefs"
+	mkdir -p /var/lib/nfs/sm /var/lib/nfs/sm.bak
+	pidof rpcbind >/dev/null || rpcbind -w || fail "rpcbind -w failed"
+	pidof rpc.statd >/dev/null || rpc.statd || fail "rpc.statd failed"
+	rpcinfo -p 127.0.0.1 || fail "rpcinfo -p 127.0.0.1 failed"
+	rpcinfo -p 127.0.0.1 | awk '$1 == 100024' | grep -q . || fail "rpc.statd (100024) not registered with the client's rpcbind"
+	note "rpcbind and rpc.statd running, state $(statd_state)"
+}
+statd_state() { od -An -tu4 /var/lib/nfs/state 2>/dev/null | tr -d ' ' || echo '?'; }
+# On the client, for locktest's hook: statd restarted with a new state.
+statd_new_state() {
+	local p t before
+	before=$(statd_state)
+	for p in $(pidof rpc.statd); do kill "$p"; done
+	for ((t = 0; t < 50; t++)); do pidof rpc.statd >/dev/null || break; sleep 0.1; done
+	pidof rpc.statd >/dev/null && fail "rpc.statd did not stop"
+	echo "monitored: $(ls /var/lib/nfs/sm | tr '\n' ' ')"
+	sm-notify -f || fail "sm-notify -f failed"
+	rpc.statd --no-notify || fail "rpc.statd failed to start again"
+	echo "statd state $before -> $(statd_state)"
+}
+
+step_lock_mount() { # mount options as an admin types them (may be empty)
+	mkdir -p "$MNT"
+	need_nomount
+	# shellcheck disable=SC2086
+	mount -t nfs $1 "server:$EXP" "$MNT" || fail "mount -t nfs $1 server:$EXP $MNT failed"
+	need_mount
+	local line
+	line=$(awk -v m="$MNT" '$2 == m' /proc/mounts)
+	echo "$SERVER $XPORT mount -t nfs $1: $line" >>"$RES/mounts.txt"
+	console "@@ MOUNT $SERVER $XPORT mount -t nfs ${1:-(no options)} server:$EXP: $line"
+	[[ $line == *vers=3* ]] || fail "mount is not NFSv3: $line"
+	[[ $line == *proto=$XPORT* ]] || fail "mount does not show proto=$XPORT: $line"
+	[[ $line == *nolock* || $line == *local_lock=all* ]] && fail "the mount does not lock through the server: $line"
+	mkdir -p "$W" || fail "mkdir $W failed"
+	: >"$W/lock-quick" || fail "create failed"
+	locktest_run quick
+}
+locktest_run() { # scenario: locktest on $W/lock-SCENARIO, the server's view through the hook
+	local f=$W/lock-$1 out rc=0 summary infos
+	[[ -x $LOCKTEST ]] || fail "no $LOCKTEST"
+	[[ -e $f ]] || : >"$f" || fail "cannot create $f"
+	export SERVER XPORT
+	out=$("$LOCKTEST" --hook /share/guest/lockhook.sh --server-file "$EXP/run-$XPORT/lock-$1" "$1" "$f" 2>&1) || rc=$?
+	printf '%s\n' "$out"
+	summary=$(tail -n 1 <<<"$out")
+	infos=$(sed -n 's/^info //p' <<<"$out" | tr '\n' ';' | sed 's/;$//; s/;/; /g')
+	((rc == 0)) || fail "$summary: $(grep -m 3 '^FAIL' <<<"$out" | tr '\n' ' ')"
+	note "$summary${infos:+; $infos}"
+}
+step_locktest() { need_mount; locktest_run "$1"; }
+
+lock_rows() { # transport: a mount without nolock and the lock scenarios on it
+	local xp=$1
+	case $xp in
+	rdma) S rdma "locks: mount -t nfs -o vers=3,proto=rdma server:/export" 120 step_lock_mount "-o vers=3,proto=rdma" || return 1 ;;
+	tcp) S tcp "locks: mount -t nfs server:/export (no options)" 120 step_lock_mount "" || return 1 ;;
+	esac
+	S "$xp" "locks: fcntl suite (ranges, owners, 64-bit, close)" 300 step_locktest posix
+	S "$xp" "locks: blocking lock granted on unlock" 300 step_locktest blocking
+	S "$xp" "locks: flock(2)" 180 step_locktest flock
+	S "$xp" "locks: server killed, client reclaims" 300 step_locktest reclaim
+	S "$xp" "locks: client statd new state, server frees" 180 step_locktest statd
+	S "$xp" "locks: rm -rf work directory" "$STEP_TIMEOUT" step_cleanup
+	S "$xp" "locks: umount" 60 step_umount
+}
+
+# ------------------------------------------------------ a lossy link (netem)
+# Frame loss on the link with tc netem (module sch_netem): on the server
+# guest's eth0 (its egress) for the loss rows; an outage drops every frame
+# both ways (netem loss 100% on both guests' eth0) for $OUTAGE s.
+
+netem_set() { tc qdisc replace dev eth0 root netem "$@" || fail "tc qdisc replace dev eth0 root netem $* failed"; tc qdisc show dev eth0; }
+netem_clear() { tc qdisc del dev eth0 root 2>/dev/null; tc qdisc show dev eth0; }
+netem_outage() { # seconds: from now on, drop every frame for that long (in the background)
+	netem_set loss 100%
+	setsid bash -c "sleep $1; tc qdisc del dev eth0 root" </dev/null >/dev/null 2>&1 &
+	echo "link down (netem loss 100%) for $1 s from $(date -u +%T.%N)"
+}
+step_netem_clear() { netem_clear; remote netem_clear; }
+netem_stats() { tc -s qdisc show dev eth0 | awk '/dropped/ { sub(/,$/, "", $7); print "client eth0: sent " $4 " pkt, dropped " $7 }'; }
+step_netem_rw() { # loss%: 64 MiB write + read back under frame loss on the server's eth0
+	need_mount
+	local t0 t1 t2 got
+	remote netem_set loss "$1%" || exit $?
+	t0=$EPOCHREALTIME
+	dd if="$SRC/rand" of="$W/netem-big" bs=1M conv=fsync status=none || fail "dd write of ${BIG_MB} MiB under ${1}% loss failed"
+	t1=$EPOCHREALTIME
+	drop_caches
+	got=$(dd if="$W/netem-big" bs=1M status=none | sha256sum) || fail "read under ${1}% loss failed"
+	t2=$EPOCHREALTIME
+	remote netem_clear || exit $?
+	[[ ${got%% *} == "$(want_sum rand)" ]] || fail "content of the ${BIG_MB} MiB file differs after ${1}% loss"
+	[[ $(fsize "$W/netem-big") == $((BIG_MB << 20)) ]] || fail "size after write is $(fsize "$W/netem-big")"
+	note "write $(((${t1/./} - ${t0/./}) / 1000)) ms, read $(((${t2/./} - ${t1/./}) / 1000)) ms"
+	rm -f "$W/netem-big"
+}
+step_netem_tar() { # loss%: tar of the tree + diff -r under frame loss on the server's eth0
+	need_mount
+	local out
+	remote netem_set loss "$1%" || exit $?
+	rm -rf "$W/netem-tree" && mkdir "$W/netem-tree" || fail "mkdir failed"
+	tar -C "$TREE" -cf - . | tar -C "$W/netem-tree" -xpf - || fail "tar copy under ${1}% loss failed"
+	drop_caches
+	out=$(diff -r --no-dereference "$TREE" "$W/netem-tree" 2>&1 | grep -Ev '^File .* is a fifo while file .* is a fifo$')
+	remote netem_clear || exit $?
+	[[ -z $out ]] || fail "diff -r after ${1}% loss: $(head -c 200 <<<"$out")"
+	rm -rf "$W/netem-tree" || fail "rm -rf of the copied tree failed"
+}
+step_netem_outage() { # 64 MiB write + read, the link down for $OUTAGE s during each
+	need_mount
+	local pid t0 t1 t2 rc=0 got
+	t0=$EPOCHREALTIME
+	dd if="$SRC/rand" of="$W/netem-big" bs=1M conv=fsync status=none &
+	pid=$!
+	sleep 1
+	netem_outage "$OUTAGE" && remote netem_outage "$OUTAGE" || { kill -9 "$pid"; exit 1; }
+	wait "$pid" || rc=$?
+	t1=$EPOCHREALTIME
+	((rc == 0)) || fail "dd write across the ${OUTAGE} s outage exited $rc"
+	drop_caches
+	(dd if="$W/netem-big" bs=1M status=none | sha256sum >/tmp/netem.sum) &
+	pid=$!
+	sleep 1
+	netem_outage "$OUTAGE" && remote netem_outage "$OUTAGE" || { kill -9 "$pid"; exit 1; }
+	wait "$pid" || fail "read across the ${OUTAGE} s outage failed"
+	t2=$EPOCHREALTIME
+	got=$(cat /tmp/netem.sum)
+	[[ ${got%% *} == "$(want_sum rand)" ]] || fail "content of the ${BIG_MB} MiB file differs after the outages"
+	note "write $(((${t1/./} - ${t0/./}) / 1000)) ms, read $(((${t2/./} - ${t1/./}) / 1000)) ms, each across a ${OUTAGE} s outage"
+	rm -f "$W/netem-big"
+}
+netem_rows() { # on the RDMA mount of the workload
+	local l
+	for l in $NETEM_LOSS; do
+		S rdma "netem: ${BIG_MB} MiB write+read, ${l}% loss" "$BIG_TIMEOUT" step_netem_rw "$l"
+		S rdma "netem: tar + diff -r, ${l}% loss" "$BIG_TIMEOUT" step_netem_tar "$l"
+	done
+	S rdma "netem: ${BIG_MB} MiB write+read across ${OUTAGE} s outages" "$BIG_TIMEOUT" step_netem_outage
+	S rdma "netem: clear" '!30' step_netem_clear
+}
 
 # ---------------------------------------------------------------- workload
 
@@ -590,21 +872,15 @@ step_remount() { # umount, mount again with the same options, all data intact
 
 step_server_kill() { # SIGKILL the server in the middle of a large write
 	need_mount
-	local f=$W/killfile sf=$EXP/run-$XPORT/killfile pid t sz rc at_kill total=$((KILL_MB << 20))
+	local f=$W/killfile sf=$EXP/run-$XPORT/killfile pid t rc out at_kill ssz total=$((KILL_MB << 20))
 	dd if="$SRC/k_$KILL_MB" of="$f" bs=1M conv=fsync status=none &
 	pid=$!
-	for ((t = 0; t < 1200; t++)); do
-		sz=$(stat -c %s "$sf" 2>/dev/null || echo 0)
-		((sz >= total / 8)) && break
-		proc_alive "$pid" || break
-		sleep 0.05
-	done
-	at_kill=$(stat -c %s "$sf" 2>/dev/null || echo 0)
-	proc_alive "$pid" || note "dd had already finished when the server was killed"
-	server_crash
-	echo "server killed with $at_kill of $total bytes in the server's file"
-	sleep 1
-	server_restart
+	# on the server guest: kill when 1/8 of the file is there, restart 1 s later
+	out=$(remote crash_at_size "$sf" $((total / 8)) 60) || { echo "$out"; kill -9 "$pid"; exit 1; }
+	echo "$out"
+	at_kill=$(sed -n 's/^at_kill=//p' <<<"$out")
+	[[ -n $at_kill ]] || fail "the server guest did not report the file size at the kill"
+	((at_kill >= total)) && note "dd had already finished when the server was killed"
 	# hard mount: the client resends and dd completes
 	for ((t = 0; t < 2400; t++)); do
 		proc_alive "$pid" || break
@@ -619,7 +895,8 @@ step_server_kill() { # SIGKILL the server in the middle of a large write
 	((rc == 0)) || fail "dd exited $rc after the restart"
 	drop_caches
 	[[ $(fsize "$f") == "$total" ]] || fail "size after restart is $(fsize "$f"), want $total"
-	[[ $(fsize "$sf") == "$total" ]] || fail "server-side size after restart is $(fsize "$sf"), want $total"
+	ssz=$(remote fsize "$sf") || exit 1
+	[[ $ssz == "$total" ]] || fail "server-side size after restart is $ssz, want $total"
 	[[ $(sum_of "$f") == "$(want_sum "k_$KILL_MB")" ]] || fail "content written across the restart differs"
 	note "killed with $((at_kill >> 20)) of $KILL_MB MiB in the server's file"
 }
@@ -741,7 +1018,7 @@ step_conformance() { # transport
 		cat "$out.part1.stderr" "$out.part2.stderr" >"$out.stderr" 2>/dev/null
 		((rc == 0)) && rc=$rc2
 	fi
-	[[ $SERVER == knfsd ]] && { echo "mountd's rmtab after the suite:"; cat /var/lib/nfs/rmtab 2>/dev/null; }
+	[[ $SERVER == knfsd ]] && { echo "mountd's rmtab after the suite:"; remote cat /var/lib/nfs/rmtab; }
 	line=$(grep -E "$CLOSING_RE" "$out" | tail -n 1)
 	console "@@ CONFORMANCE $SERVER $xp: ${line:-no result}$([[ -s /tmp/conf_hung ]] && echo " (hung in: $(tr '\n' ' ' </tmp/conf_hung))")"
 	codes=$(awk '$(NF-1) == ":" && $NF == "FAIL" { printf "%s ", $1 }' "$out")
@@ -765,12 +1042,11 @@ step_conformance() { # transport
 step_bench() { # transport
 	[[ -x $BIN ]] || skip "no $BIN"
 	has_cmd bench || skip "$BIN has no bench command"
-	local xp=$1 out=$RES/bench-$SERVER-$1.txt json=$RES/bench-$SERVER-$1.json rc=0 pid
+	# from the client guest across the link: the server's CPU time
+	# (--server-pid, /proc of the server's host) is not measured here
+	local xp=$1 out=$RES/bench-$SERVER-$1.txt json=$RES/bench-$SERVER-$1.json rc=0
 	local args=(--transport "$xp" --mountport 20048 --quiet --json "$json")
 	if [[ $xp == rdma ]]; then args+=(--port 20049); else args+=(--port 2049); fi
-	if [[ $SERVER == gonfsrdma ]] && pid=$(cat "$PIDFILE" 2>/dev/null) && proc_alive "$pid"; then
-		args+=(--server-pid "$pid")
-	fi
 	ulimit -l unlimited
 	rm -f "$json"
 	# shellcheck disable=SC2086
@@ -795,7 +1071,7 @@ FAILED=0
 # min(TIMEOUT, 60 s) is left, and its timeout is cut to the time left;
 # TIMEOUT prefixed with "!" ignores the deadline (teardown).
 run_step() {
-	local srv=$1 xp=$2 name=$3 tmo=$4 rc=0 t0 t1 ms st reason="" pid wd left force=0
+	local srv=$1 xp=$2 name=$ROW_PREFIX$3 tmo=$4 rc=0 t0 t1 ms st reason="" pid wd left force=0
 	shift 4
 	if [[ $tmo == !* ]]; then force=1 tmo=${tmo#!}; fi
 	if ((DEADLINE > 0 && !force)); then
@@ -810,7 +1086,7 @@ run_step() {
 		fi
 		((tmo > left)) && tmo=$left
 	fi
-	rm -f /tmp/reason /tmp/timedout
+	rm -f "$REASON" /tmp/timedout
 	echo "=== [$srv/$xp] $name ($(date -u +%T))" >>"$LOG"
 	t0=$EPOCHREALTIME
 	(
@@ -832,7 +1108,7 @@ run_step() {
 	wait "$wd" 2>/dev/null
 	t1=$EPOCHREALTIME
 	ms=$(((${t1/./} - ${t0/./}) / 1000))
-	[[ -s /tmp/reason ]] && reason=$(head -c 400 /tmp/reason | tr '\t\n' '  ' | sed 's/ *$//')
+	[[ -s $REASON ]] && reason=$(head -c 400 "$REASON" | tr '\t\n' '  ' | sed 's/ *$//')
 	st=PASS
 	if [[ -e /tmp/timedout ]]; then
 		st=FAIL reason="timed out after ${tmo}s${reason:+; $reason}"
@@ -880,6 +1156,7 @@ workload() { # transport mount-options
 	S "$xp" "rm -r" "$STEP_TIMEOUT" step_rm_r
 	S "$xp" "umount + mount, data intact" "$BIG_TIMEOUT" step_remount "$opts"
 	S "$xp" "server killed mid-write, client completes" "$BIG_TIMEOUT" step_server_kill
+	[[ $xp == rdma && " $NETEM_SERVERS " == *" $SERVER "* ]] && netem_rows
 	[[ $xp == rdma ]] && S "$xp" "xprt: rdma counters" 10 step_show_chunks
 	S "$xp" "rm -rf work directory" "$STEP_TIMEOUT" step_cleanup
 	S "$xp" "umount" 60 step_umount
@@ -892,7 +1169,7 @@ phase() { # one server: start, every transport, stop
 		S teardown "server stop" '!30' step_server_stop
 		return 1
 	}
-	for xp in $TRANSPORTS; do
+	for xp in $(transports_of "$SERVER"); do
 		[[ $WORKLOAD == 1 ]] || continue
 		case $xp in
 		rdma)
@@ -909,6 +1186,10 @@ phase() { # one server: start, every transport, stop
 		tcp) workload tcp "vers=3,proto=tcp,nolock" ;;
 		*) echo "@@ INFO unknown transport $xp" ;;
 		esac
+		if [[ " $LOCK_SERVERS " == *" $SERVER "* ]]; then
+			is_mounted "$MNT" && { timeout 30 umount -f "$MNT" || umount -l "$MNT"; }
+			lock_rows "$xp"
+		fi
 		# a step that failed may have left the mount behind
 		if is_mounted "$MNT"; then
 			echo "@@ INFO forcing umount of a left-over mount"
@@ -916,16 +1197,34 @@ phase() { # one server: start, every transport, stop
 		fi
 	done
 	if [[ $CONFORMANCE == 1 ]]; then
-		for xp in $TRANSPORTS; do
+		for xp in $(conf_transports_of "$SERVER"); do
 			S "$xp" "conformance suite" "$CONF_TIMEOUT" step_conformance "$xp"
 		done
 	fi
 	if [[ $BENCH == 1 ]]; then
-		for xp in $TRANSPORTS; do
+		for xp in $(conf_transports_of "$SERVER"); do
 			S "$xp" "bench" "$BENCH_TIMEOUT" step_bench "$xp"
 		done
 	fi
 	S teardown "server stop" '!30' step_server_stop
+}
+
+step_ctl_wait() { # the server guest's control channel answers
+	local t out
+	for ((t = 0; t < STEP_TMO; t++)); do
+		if out=$(REASON=/dev/null remote hostname 2>/dev/null); then
+			note "server guest '$out' answers after ${t} s"
+			return 0
+		fi
+		sleep 1
+	done
+	fail "no answer from the server guest's control channel at $ADDR:$CTL_PORT"
+}
+step_link() { # the emulated Ethernet between the guests
+	ping -c 3 -W 5 "$ADDR" || fail "ping $ADDR failed"
+	ip -s link show eth0
+	rdma link show
+	note "$(ping -c 5 -i 0.2 -q "$ADDR" | sed -n 's/^rtt \(.*\)/\1/p')"
 }
 
 main() {
@@ -933,17 +1232,27 @@ main() {
 	exec 2>>"$LOG" # job-control notices go to the log, not the console
 	mkdir -p "$RES"
 	: >"$ROWS"
-	echo "@@ INFO servers '$SERVERS', transports '$TRANSPORTS', big file ${BIG_MB} MiB, guest limit ${LIMIT}s"
+	echo "@@ INFO client guest $(hostname): servers '$SERVERS', transports '$TRANSPORTS', big file ${BIG_MB} MiB, guest limit ${LIMIT}s"
+	if [[ $ROLE == client ]]; then
+		run_step setup setup "server guest control channel" 180 step_ctl_wait || {
+			echo "@@ INFO the server guest does not answer"
+			return 1
+		}
+		run_step setup setup "link: ping 10.99.0.2 -> 10.99.0.1" 60 step_link
+		run_step setup setup "client: rpcbind, rpc.statd" 60 step_client_services
+	fi
 	run_step setup setup "generate sources" "$BIG_TIMEOUT" step_sources || {
 		echo "@@ INFO cannot generate the sources"
 		return 1
 	}
 	load_sums
+	# the hardware RDMA tests run on the server guest (rxe0 on its eth0,
+	# connecting to its own address)
 	if [[ $RUN_VERBS == 1 ]]; then
-		run_step verbs rdma "verbs-hw.test" 240 step_verbs
+		run_step verbs rdma "verbs-hw.test" 240 remote step_verbs
 	fi
 	if [[ $RUN_RPCRDMA == 1 ]]; then
-		run_step verbs rdma "rpcrdma-hw.test" 240 step_rpcrdma
+		run_step verbs rdma "rpcrdma-hw.test" 240 remote step_rpcrdma
 	fi
 	set -- $SERVERS
 	n=$#
@@ -958,8 +1267,18 @@ main() {
 	return 0
 }
 
+# ctl.sh sources this file for its functions only
+[[ ${LIB_ONLY:-0} == 1 ]] && return 0
+
+if [[ $ROLE == server ]]; then
+	exec 2>>"$LOG"
+	serve_ctl
+	exit $?
+fi
 set -m # each step runs in its own process group, so its watchdog can kill it whole
 main
 rc=$?
 ((FAILED)) && rc=1
+# the client is done: let the server guest power off
+[[ $ROLE == client ]] && REASON=/dev/null remote ctl_stop >/dev/null 2>&1
 exit $rc
