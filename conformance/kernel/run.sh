@@ -27,8 +27,8 @@ SERVERS=${GONFSRDMA_KERNEL_SERVERS:-knfsd gonfsrdma}
 TRANSPORTS=${GONFSRDMA_KERNEL_TRANSPORTS:-rdma tcp}
 REQUIRE=${GONFSRDMA_REQUIRE:-0}
 # servers that get the lock rows (mounts without nolock, guest/test.sh
-# lock_rows); gonfsrdma joins when it serves NLM and NSM
-LOCK_SERVERS=${GONFSRDMA_KERNEL_LOCK_SERVERS-knfsd}
+# lock_rows)
+LOCK_SERVERS=${GONFSRDMA_KERNEL_LOCK_SERVERS-knfsd gonfsrdma}
 # servers that get the lossy-link rows (tc netem on the RDMA mount)
 NETEM_SERVERS=${GONFSRDMA_KERNEL_NETEM_SERVERS-}
 # gonfsrdma's transports between the two guests: its RDMA does not survive

@@ -48,7 +48,7 @@ source "$CONF"
 : "${BIG_MB:=64}" "${KILL_MB:=32}" "${SIZES:=0 1 1023 1024 4095 4096 4097 65535 65536 1048577}"
 : "${GONFSRDMA_ARGS:=}" "${SERVER_WAIT:=60}" "${ROLE:=client}" "${CTL_PORT:=7000}"
 : "${GONF_TRANSPORTS=$TRANSPORTS}" "${CONF_TRANSPORTS=$TRANSPORTS}" "${ROW_PREFIX:=}"
-: "${LOCK_SERVERS:=knfsd}" "${GRACE:=10}" "${NETEM_SERVERS:=}" "${NETEM_LOSS:=0.1 1 5}" "${OUTAGE:=10}"
+: "${LOCK_SERVERS=knfsd gonfsrdma}" "${GRACE:=10}" "${NETEM_SERVERS:=}" "${NETEM_LOSS:=0.1 1 5}" "${OUTAGE:=10}"
 : "${WORKLOAD:=1}" "${CONFORMANCE:=1}" "${CONF_TIMEOUT:=300}" "${CONF_RDMA_LIMIT:=60}" "${BENCH:=1}" "${BENCH_TIMEOUT:=240}"
 : "${BENCH_ARGS:=--size 64MiB --block 1MiB --qd 4 --rand-qd 16 --rand-time 5s --files 500}"
 
@@ -196,6 +196,11 @@ knfsd_up() {
 	fi
 	# NFSv3 only (-N 4), like gonfsrdma: a plain `mount -t nfs` then
 	# negotiates v3 with both servers and locks through NLM
+	# NLM waits out every grace period of the net, NFSv4's too (90 s by
+	# default, started even with v4 off): the same $GRACE s for both
+	if [[ $(cat /proc/fs/nfsd/nfsv4gracetime) != "$GRACE" ]]; then
+		echo "$GRACE" >/proc/fs/nfsd/nfsv4gracetime || fail "cannot set /proc/fs/nfsd/nfsv4gracetime to $GRACE"
+	fi
 	rpc.nfsd -N 4 "$NFSD_THREADS" || fail "rpc.nfsd -N 4 $NFSD_THREADS failed"
 	echo "rdma 20049" >/proc/fs/nfsd/portlist || fail "cannot add rdma 20049 to /proc/fs/nfsd/portlist"
 	local end=$(($(now) + SERVER_WAIT)) missing
@@ -1169,8 +1174,15 @@ phase() { # one server: start, every transport, stop
 		S teardown "server stop" '!30' step_server_stop
 		return 1
 	}
-	for xp in $(transports_of "$SERVER"); do
-		[[ $WORKLOAD == 1 ]] || continue
+	for xp in $TRANSPORTS; do
+		# the lock rows' data is small: they run over every transport,
+		# also one the server's workload does not (gonfsrdma's RDMA
+		# between the guests, issue 16)
+		if [[ " $LOCK_SERVERS " == *" $SERVER "* ]]; then
+			lock_rows "$xp"
+			is_mounted "$MNT" && { timeout 30 umount -f "$MNT" || umount -l "$MNT"; }
+		fi
+		[[ $WORKLOAD == 1 && " $(transports_of "$SERVER") " == *" $xp "* ]] || continue
 		case $xp in
 		rdma)
 			# NFS on the default port 20049, MOUNT over TCP found through rpcbind
@@ -1186,10 +1198,6 @@ phase() { # one server: start, every transport, stop
 		tcp) workload tcp "vers=3,proto=tcp,nolock" ;;
 		*) echo "@@ INFO unknown transport $xp" ;;
 		esac
-		if [[ " $LOCK_SERVERS " == *" $SERVER "* ]]; then
-			is_mounted "$MNT" && { timeout 30 umount -f "$MNT" || umount -l "$MNT"; }
-			lock_rows "$xp"
-		fi
 		# a step that failed may have left the mount behind
 		if is_mounted "$MNT"; then
 			echo "@@ INFO forcing umount of a left-over mount"
@@ -1258,9 +1266,14 @@ main() {
 	n=$#
 	for ((i = 1; i <= n; i++)); do
 		SERVER=${!i}
-		# an equal share of what is left, keeping 40 s for teardown + poweroff
+		# a share of what is left, keeping 40 s for teardown + poweroff,
+		# in proportion to the transports of the workload each server
+		# still to run has (gonfsrdma may run fewer between the guests)
+		local w=0 wall=0 j
+		w=$(($(wc -w <<<"$(transports_of "$SERVER")") + 1))
+		for ((j = i; j <= n; j++)); do wall=$((wall + $(wc -w <<<"$(transports_of "${!j}")") + 1)); done
 		DEADLINE=$((${T0%.*} + LIMIT - 40))
-		DEADLINE=$(($(now) + (DEADLINE - $(now)) / (n - i + 1)))
+		DEADLINE=$(($(now) + (DEADLINE - $(now)) * w / wall))
 		echo "@@ INFO $SERVER: $((DEADLINE - $(now))) s of the guest time limit"
 		phase
 	done
