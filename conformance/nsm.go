@@ -195,13 +195,39 @@ func crash(e *Env) (before, after int32, err error) {
 	return st.State, st2.State, err
 }
 
-// waitGrace waits until the grace period that began at start is over.
+// waitGrace waits until the grace period that began at start is over:
+// Cfg.Grace, then until a TEST is no longer DENIED_GRACE_PERIOD (the
+// server's clock started when it handled SM_SIMU_CRASH, a little later),
+// for at most ten seconds more.
 func waitGrace(e *Env, start time.Time) error {
 	select {
-	case <-time.After(time.Until(start.Add(e.Cfg.Grace + 500*time.Millisecond))):
-		return nil
+	case <-time.After(time.Until(start.Add(e.Cfg.Grace))):
 	case <-e.Ctx.Done():
 		return e.Ctx.Err()
+	}
+	c, err := e.nlmClient("tcp")
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	probe := nlm.TestArgs{Cookie: []byte("grace"), Lock: nlm.Lock{CallerName: "cf-grace-probe", FH: e.Dir, OH: []byte("p"), SVID: 1}}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res, err := nlm.CallTest(e.Ctx, c, nlm.Vers4, &probe)
+		if err != nil {
+			return fmt.Errorf("TEST probing for the end of grace: %w", err)
+		}
+		if res.Stat != nlm.DeniedGracePeriod {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("still in grace %v after a grace period of %v", time.Since(start), e.Cfg.Grace)
+		}
+		select {
+		case <-time.After(50 * time.Millisecond):
+		case <-e.Ctx.Done():
+			return e.Ctx.Err()
+		}
 	}
 }
 
