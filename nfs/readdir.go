@@ -2,7 +2,10 @@ package nfs
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+
+	"go.uber.org/zap"
 
 	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
@@ -27,10 +30,11 @@ const (
 
 // readdir is READDIR, RFC 1813 section 3.3.16. count bounds the encoded
 // READDIR3resok (attributes, verifier, entries, list end, eof). Cookies
-// come from the backend. The cookie verifier is not checked, as knfsd
-// does not: any verifier is accepted (never NFS3ERR_BAD_COOKIE for a
-// stale one), a cookie past the end gives an empty list with eof, and the
-// verifier returned is always zero.
+// and the cookie verifier come from the backend (vfs.FS.ReadDir), which
+// refuses a cookie it cannot honour, or one sent with a verifier other
+// than its own, with NFS3ERR_BAD_COOKIE (the Linux client then restarts
+// the listing). A verifier of zero with a nonzero cookie is accepted, as
+// knfsd accepts any.
 func (s *Server) readdir(_ context.Context, call *oncrpc.Call, reply *oncrpc.Reply) error {
 	var r xdr.Reader
 	var args wire.ReaddirArgs
@@ -73,12 +77,12 @@ func (s *Server) openDir(rq *req, proc string, attr *wire.PostOpAttr) (wire.Stat
 }
 
 func (s *Server) doReaddir(rq *req, args *wire.ReaddirArgs, reply *oncrpc.Reply, conn *oncrpc.ConnInfo, dirAttr *wire.PostOpAttr) wire.Status {
-	entries, eof, budget, st := s.listDir(rq, "READDIR", args.Cookie, args.Count, reply, conn, dirAttr)
+	entries, verf, eof, budget, st := s.listDir(rq, "READDIR", args.Cookie, args.Verf, args.Count, reply, conn, dirAttr)
 	if st != wire.OK {
 		return st
 	}
 	start := len(reply.Head)
-	b := appendDirResOKHead(reply.Head, dirAttr)
+	b := appendDirResOKHead(reply.Head, dirAttr, verf)
 	used := 0
 	for i := range entries {
 		e := &entries[i]
@@ -102,31 +106,30 @@ func (s *Server) doReaddir(rq *req, args *wire.ReaddirArgs, reply *oncrpc.Reply,
 // names a readable directory (filling dirAttr), turns the client's count
 // into the budget for entries and lists from cookie as many entries as
 // could fit it.
-func (s *Server) listDir(rq *req, proc string, cookie uint64, count uint32, reply *oncrpc.Reply, conn *oncrpc.ConnInfo, dirAttr *wire.PostOpAttr) (entries []vfs.DirEntry, eof bool, budget int, st wire.Status) {
+func (s *Server) listDir(rq *req, proc string, cookie uint64, cverf [wire.CookieVerfSize]byte, count uint32, reply *oncrpc.Reply, conn *oncrpc.ConnInfo, dirAttr *wire.PostOpAttr) (entries []vfs.DirEntry, verf uint64, eof bool, budget int, st wire.Status) {
 	if st, _ := s.openDir(rq, proc, dirAttr); st != wire.OK {
-		return nil, false, 0, st
+		return nil, 0, false, 0, st
 	}
 	budget = dirBudget(count, reply, conn) - dirResFixed
 	if budget < minEntrySize {
-		return nil, false, 0, wire.ErrTooSmall
+		return nil, 0, false, 0, wire.ErrTooSmall
 	}
-	entries, eof, err := rq.fs.ReadDir(rq.h, cookie, min(budget/minEntrySize+1, maxDirBatch))
+	entries, verf, eof, err := rq.fs.ReadDir(rq.h, cookie, binary.BigEndian.Uint64(cverf[:]), min(budget/minEntrySize+1, maxDirBatch))
 	if errors.Is(err, vfs.ErrBadCookie) {
-		// Lenient, as knfsd: a cookie the backend never issued (past
-		// the end, or from before a change) is the end of the list.
-		entries, eof, err = nil, true, nil
+		s.log.Debug("stale readdir cookie", zap.String("proc", proc), zap.Uint64("cookie", cookie), zap.Binary("verf", cverf[:]))
+		return nil, 0, false, 0, wire.ErrBadCookie
 	}
 	if err != nil {
-		return nil, false, 0, s.status(proc, err)
+		return nil, 0, false, 0, s.status(proc, err)
 	}
-	return entries, eof, budget, wire.OK
+	return entries, verf, eof, budget, wire.OK
 }
 
 // appendDirResOKHead appends the head of a READDIR3resok or
-// READDIRPLUS3resok: status OK, the directory's attributes and a zero
-// cookie verifier.
-func appendDirResOKHead(b []byte, dirAttr *wire.PostOpAttr) []byte {
+// READDIRPLUS3resok: status OK, the directory's attributes and the
+// cookie verifier (big-endian).
+func appendDirResOKHead(b []byte, dirAttr *wire.PostOpAttr, verf uint64) []byte {
 	b = xdr.AppendUint32(b, uint32(wire.OK))
 	b = dirAttr.Append(b)
-	return append(b, make([]byte, wire.CookieVerfSize)...)
+	return xdr.AppendUint64(b, verf)
 }

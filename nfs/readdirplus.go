@@ -34,13 +34,13 @@ func (s *Server) readdirplus(_ context.Context, call *oncrpc.Call, reply *oncrpc
 }
 
 func (s *Server) doReaddirplus(rq *req, args *wire.ReaddirplusArgs, reply *oncrpc.Reply, conn *oncrpc.ConnInfo, dirAttr *wire.PostOpAttr) wire.Status {
-	entries, eof, budget, st := s.listDir(rq, "READDIRPLUS", args.Cookie, args.MaxCount, reply, conn, dirAttr)
+	entries, verf, eof, budget, st := s.listDir(rq, "READDIRPLUS", args.Cookie, args.Verf, args.MaxCount, reply, conn, dirAttr)
 	if st != wire.OK {
 		return st
 	}
 	dirLimit := int(args.DirCount)
 	start := len(reply.Head)
-	b := appendDirResOKHead(reply.Head, dirAttr)
+	b := appendDirResOKHead(reply.Head, dirAttr, verf)
 	used, dirUsed := 0, 0
 	var buf fhBuf
 	// The entries' handles and attributes need search permission on the

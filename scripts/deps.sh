@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build and the tests need, once.
 set -euo pipefail
-need=(libibverbs-dev librdmacm-dev libnfs-utils qemu-system-x86 iproute2)
+# xfsprogs, btrfs-progs: mkfs.xfs and mkfs.btrfs for the vfs directory-
+# cookie tests on loop-mounted xfs and btrfs images.
+need=(libibverbs-dev librdmacm-dev libnfs-utils qemu-system-x86 iproute2 xfsprogs btrfs-progs)
 missing=()
 for p in "${need[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -116,7 +116,7 @@ func TestOSMovedOutDirectory(t *testing.T) {
 			stale("GETATTR of the "+what, err)
 			_, _, err = fs.Lookup(vfs.Cred{}, h, "..")
 			stale(`LOOKUP ".." of the `+what, err)
-			_, _, err = fs.ReadDir(h, 0, 100)
+			_, _, _, err = fs.ReadDir(h, 0, 0, 100)
 			stale("READDIR of the "+what, err)
 			_, _, err = fs.Create(vfs.Cred{}, h, "new", 0o644, true, false, [8]byte{})
 			stale("CREATE in the "+what, err)

@@ -201,24 +201,69 @@
 // # ReadDir cookies
 //
 // A cookie is where to resume after an entry; 0 starts over. "." and
-// ".." are listed like other entries.
+// ".." are listed like other entries. The rule both backends keep: an
+// entry that is not removed is returned exactly once across a listing
+// resumed from any cookie the backend issued, however many other entries
+// are removed, added or renamed between calls; entries added or removed
+// meanwhile may or may not appear, and an entry renamed meanwhile may
+// appear under either name, both or neither. ReadDir also returns the
+// cookie verifier, never zero, which changes only when old cookies can no
+// longer be honoured; a nonzero cookie with a nonzero verifier other than
+// the current one, or a cookie the backend never issued, is ErrBadCookie
+// (NFS3ERR_BAD_COOKIE: the Linux client restarts its listing). A zero
+// verifier is accepted with any cookie, as knfsd accepts any verifier.
 //
-// OS backend: the cookie of an entry is its d_off from getdents64, the
-// directory position the kernel resumes at, which is what knfsd hands
-// out. Each ReadDir opens a fresh directory stream, lseeks to the cookie
-// and reads on. On ext4 (hash-ordered directories) and tmpfs (kernels
-// 6.6 and later keep a stable offset per entry) these positions stay
-// valid across unrelated creations and removals, so resuming neither
-// skips nor repeats an entry that existed throughout; entries created
-// meanwhile may or may not appear; an entry renamed meanwhile may appear
-// under both names. Cookies above 2^63-1, or any the kernel refuses to
-// seek to, are ErrBadCookie.
+// OS backend. The scheme is chosen per export from the statfs type of the
+// export root (mount points inside are never crossed), and DirCookies
+// reports it:
+//
+//   - "offset" on ext2/3/4, xfs and btrfs: the cookie of an entry is its
+//     d_off from getdents64, what knfsd hands out. Each ReadDir opens a
+//     fresh directory stream, lseeks to the cookie and reads on. These
+//     offsets belong to their entries (ext4: the htree hash of the name,
+//     or the byte offset in an unindexed directory; xfs: the entry's
+//     offset in the directory's data blocks; btrfs: its DIR_INDEX number)
+//     and do not move when other entries come and go.
+//   - "name" everywhere else, tmpfs included, or with OSOptions.NameCookies:
+//     on the Linux 6.1 tmpfs (libfs dcache_readdir before 6.6, and other
+//     filesystems built on it) d_off is a position, "the N-th entry", and
+//     lseek counts N live entries again: once entries before it are
+//     removed, as `rm -rf` does while it lists, the same cookie lands
+//     further on and the entries in between are never listed (rm then
+//     fails with ENOTEMPTY). The filesystem type cannot tell a 6.1 tmpfs
+//     from a 6.6 one with stable offsets, so tmpfs always gets name
+//     cookies. A name's cookie is SipHash-2-4 of the name under a key
+//     derived from the handle key, shifted into 3 .. 2^63-1 ("." is 1,
+//     ".." 2), and a listing returns entries in cookie order, so resuming
+//     at any cookie continues exactly where the order left off whatever
+//     changed. The order comes from a snapshot of the directory (the
+//     whole listing, sorted), kept in a cache bounded to 256 directories
+//     and 64 MiB: a listing's first call (cookie 0) takes a new snapshot
+//     unless the kept one is provably current (same ctime and mtime, and
+//     they are at least two seconds older than the snapshot, so no change
+//     can hide in the same timestamp tick); later calls use the kept
+//     snapshot (or take one if it was evicted or the server restarted),
+//     checking each entry with fstatat when the directory changed since,
+//     so removed entries are skipped, and retaking it when the directory
+//     changed and the snapshot is more than five seconds old: `rm -rf` of
+//     50,000 entries reads the directory once every five seconds, not
+//     once per call. Entries created after the
+//     snapshot appear in the next listing. Two names with the same 63-bit
+//     hash in one directory (odds about n*n/2^64: 1e-10 for 50,000 names)
+//     share a cookie, and a page ending between them skips the second.
+//
+// The verifier is derived from the handle key and the scheme, so cookies
+// stay valid across server restarts exactly as handles do, and a change
+// of scheme refuses the old cookies. Cookies above 2^63-1, or any the
+// kernel refuses to seek to, are ErrBadCookie.
 //
 // Memory backend: each directory numbers its entries in insertion order
 // (".": 1, "..": 2, then 3, 4, ... never reused); an entry's cookie is its
 // number and a listing returns entries with numbers above the cookie, in
-// order. The number survives every change to other entries, so resuming
-// never skips or repeats a surviving entry; new entries come last; a
-// renamed entry gets a new number. A cookie never issued for the
-// directory is ErrBadCookie.
+// order (a sorted index, so resuming costs a binary search). The number
+// survives every change to other entries; new entries come last; a
+// renamed entry gets a new number. A listing's first call reconciles the
+// numbers with billy (names billy gained behind the FS's back are
+// numbered, names it lost dropped). A cookie never issued for the
+// directory is ErrBadCookie; the verifier is the instance salt.
 package vfs

@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"cmp"
 	"container/list"
 	"crypto/rand"
 	"encoding/binary"
@@ -11,7 +12,7 @@ import (
 	"math"
 	"os"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -85,6 +86,14 @@ type memNode struct {
 	// ReadDir cookies.
 	nextSeq uint64
 	seqs    map[string]uint64
+	order   []memSeq // every seq handed out still in seqs, ascending, plus stale ones
+}
+
+// memSeq is a directory entry's place in its directory's cookie order; it
+// is stale once seqs holds another number (or none) for the name.
+type memSeq struct {
+	seq  uint64
+	name string
 }
 
 type memFile struct {
@@ -354,15 +363,42 @@ func touch(n *memNode, now time.Time) { n.mtime, n.ctime = now, now }
 
 // enter records a new name in directory d for the cookie sequence.
 func enter(d *memNode, name string, now time.Time) {
-	d.seqs[name] = d.nextSeq
-	d.nextSeq++
+	number(d, name)
 	touch(d, now)
+}
+
+// number gives name the next number of directory d's cookie sequence.
+func number(d *memNode, name string) {
+	d.seqs[name] = d.nextSeq
+	d.order = append(d.order, memSeq{d.nextSeq, name})
+	d.nextSeq++
+	compact(d)
+}
+
+// compact drops stale places from d.order once they are the majority.
+func compact(d *memNode) {
+	if len(d.order) <= 2*len(d.seqs)+64 {
+		return
+	}
+	live := d.order[:0]
+	for _, e := range d.order {
+		if d.seqs[e.name] == e.seq {
+			live = append(live, e)
+		}
+	}
+	clear(d.order[len(live):])
+	d.order = live
 }
 
 func leave(d *memNode, name string, now time.Time) {
 	delete(d.seqs, name)
+	compact(d)
 	touch(d, now)
 }
+
+// cookieVerf is the memory backend's cookie verifier: the instance salt,
+// so a cookie from another instance (or before a restart) is refused.
+func (m *MemFS) cookieVerf() uint64 { return uint64(m.salt)<<32 | 1 }
 
 // Root returns the export root's handle.
 func (m *MemFS) Root() Handle { return m.handle(m.root) }
@@ -1065,34 +1101,76 @@ func (m *MemFS) Link(c Cred, h Handle, dir Handle, name string) error {
 }
 
 // ReadDir lists dir in order of insertion; see doc.go for cookies.
-func (m *MemFS) ReadDir(dir Handle, cookie uint64, max int) ([]DirEntry, bool, error) {
+func (m *MemFS) ReadDir(dir Handle, cookie, verf uint64, max int) ([]DirEntry, uint64, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	d, err := m.resolve(dir)
 	if err != nil {
-		return nil, false, err
+		return nil, 0, false, err
 	}
 	if d.typ != TypeDir {
-		return nil, false, pathErr("readdir", "", syscall.ENOTDIR)
+		return nil, 0, false, pathErr("readdir", "", syscall.ENOTDIR)
 	}
 	if max <= 0 {
-		return nil, false, pathErr("readdir", "", syscall.EINVAL)
+		return nil, 0, false, pathErr("readdir", "", syscall.EINVAL)
 	}
-	if cookie >= d.nextSeq {
-		return nil, false, ErrBadCookie
+	if cookie >= d.nextSeq || (cookie != 0 && verf != 0 && verf != m.cookieVerf()) {
+		return nil, 0, false, ErrBadCookie
 	}
+	if cookie == 0 {
+		if err := m.reconcile(d); err != nil {
+			return nil, 0, false, err
+		}
+	}
+	par, err := m.parent(d)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	var out []DirEntry
+	if cookie < 1 {
+		out = append(out, DirEntry{Name: ".", FileID: d.id, Cookie: 1})
+	}
+	if cookie < 2 && len(out) < max {
+		out = append(out, DirEntry{Name: "..", FileID: par.id, Cookie: 2})
+	}
+	i, _ := slices.BinarySearchFunc(d.order, cookie+1, func(e memSeq, c uint64) int { return cmp.Compare(e.seq, c) })
+	for ; i < len(d.order); i++ {
+		e := d.order[i]
+		if d.seqs[e.name] != e.seq {
+			continue
+		}
+		p := join(d.path, e.name)
+		n := m.byPath[p]
+		if n == nil {
+			// Found in billy by a reconciliation, never looked up.
+			fi, err := m.bfs.Lstat(bpath(p))
+			if err != nil {
+				delete(d.seqs, e.name)
+				continue
+			}
+			n = m.at(p, fi)
+		}
+		if len(out) == max {
+			return out, m.cookieVerf(), false, nil
+		}
+		out = append(out, DirEntry{Name: e.name, FileID: n.id, Cookie: e.seq})
+	}
+	return out, m.cookieVerf(), true, nil
+}
+
+// reconcile brings d's cookie sequence in line with billy at the start of
+// a listing: names billy gained behind our back are appended (in name
+// order), names it lost are dropped.
+func (m *MemFS) reconcile(d *memNode) error {
 	fis, err := m.bfs.ReadDir(bpath(d.path))
 	if err != nil {
-		return nil, false, billyErr("readdir", d.path, err)
+		return billyErr("readdir", d.path, err)
 	}
-	// Reconcile the sequence with billy: names billy gained behind our
-	// back are appended (in name order), names it lost are dropped.
 	present := make(map[string]bool, len(fis))
 	for _, fi := range fis {
 		present[fi.Name()] = true
 		if _, ok := d.seqs[fi.Name()]; !ok {
-			d.seqs[fi.Name()] = d.nextSeq
-			d.nextSeq++
+			number(d, fi.Name())
 		}
 	}
 	for name := range d.seqs {
@@ -1100,38 +1178,7 @@ func (m *MemFS) ReadDir(dir Handle, cookie uint64, max int) ([]DirEntry, bool, e
 			delete(d.seqs, name)
 		}
 	}
-	par, err := m.parent(d)
-	if err != nil {
-		return nil, false, err
-	}
-	all := make([]DirEntry, 0, len(fis)+2)
-	all = append(all, DirEntry{Name: ".", FileID: d.id, Cookie: 1}, DirEntry{Name: "..", FileID: par.id, Cookie: 2})
-	byName := make(map[string]os.FileInfo, len(fis))
-	for _, fi := range fis {
-		byName[fi.Name()] = fi
-	}
-	var rest []DirEntry
-	for name, seq := range d.seqs {
-		if seq > cookie {
-			rest = append(rest, DirEntry{Name: name, Cookie: seq})
-		}
-	}
-	sort.Slice(rest, func(i, j int) bool { return rest[i].Cookie < rest[j].Cookie })
-	all = append(all, rest...)
-	var out []DirEntry
-	for i, e := range all {
-		if e.Cookie <= cookie {
-			continue
-		}
-		if len(out) == max {
-			return out, false, nil
-		}
-		if i >= 2 {
-			e.FileID = m.at(join(d.path, e.Name), byName[e.Name]).id
-		}
-		out = append(out, e)
-	}
-	return out, true, nil
+	return nil
 }
 
 // FSStat reports synthetic figures: billy has no statfs. Total and free

@@ -105,7 +105,7 @@ func TestMemExternalChanges(t *testing.T) {
 	if err != nil || fa.Size != 11 || fa.Type != vfs.TypeReg || fa.GID != 8 {
 		t.Fatalf("file: %+v %v", fa, err)
 	}
-	es, eof, err := m.ReadDir(pre, 0, 10)
+	es, _, eof, err := m.ReadDir(pre, 0, 0, 10)
 	if err != nil || !eof || len(es) != 4 {
 		t.Fatalf("readdir: %v %v %v", es, eof, err)
 	}
@@ -115,7 +115,7 @@ func TestMemExternalChanges(t *testing.T) {
 	if _, err := m.GetAttr(fh); !errors.Is(err, vfs.ErrStale) {
 		t.Errorf("externally removed file: %v", err)
 	}
-	es, _, err = m.ReadDir(pre, 0, 10)
+	es, _, _, err = m.ReadDir(pre, 0, 0, 10)
 	if err != nil || len(es) != 3 {
 		t.Errorf("readdir after external remove: %v %v", es, err)
 	}

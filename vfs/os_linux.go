@@ -51,6 +51,9 @@ type OSOptions struct {
 	// a handle of one export relabelled with another's fsid fails
 	// authentication even when both share HandleKey. Empty: no domain.
 	HandleDomain []byte
+	// NameCookies makes ReadDir cookies from names (a keyed hash) even on
+	// filesystems whose directory offsets are stable (see doc.go).
+	NameCookies bool
 }
 
 // OSKeyXattr is the extended attribute of the export root that keeps the
@@ -90,6 +93,7 @@ type OSFS struct {
 	moves      moveWatch
 	closed     atomic.Bool
 	bufs       sync.Pool // *[]byte of getdentsBufSize
+	dirs       osDirs    // ReadDir cookie scheme and listings (readdir_linux.go)
 }
 
 // NewOS exports the existing directory root. It fails when root is not a
@@ -144,6 +148,9 @@ func NewOS(root string, opts OSOptions) (*OSFS, error) {
 	}
 	h, err := f.encode(fh)
 	if err != nil {
+		return fail(fmt.Errorf("vfs: export root %s: %w", abs, err))
+	}
+	if err := f.dirs.init(rfd, f.key, opts.NameCookies); err != nil {
 		return fail(fmt.Errorf("vfs: export root %s: %w", abs, err))
 	}
 	f.rootHandle = h
@@ -1166,89 +1173,6 @@ func (f *OSFS) Link(c Cred, h Handle, dir Handle, name string) error {
 		return &os.LinkError{Op: "link", Old: "", New: name, Err: err}
 	}
 	return nil
-}
-
-// ReadDir lists dir with getdents64; see doc.go for the cookie scheme.
-func (f *OSFS) ReadDir(dir Handle, cookie uint64, max int) ([]DirEntry, bool, error) {
-	de, err := f.acquire(dir)
-	if err != nil {
-		return nil, false, err
-	}
-	defer f.cache.release(de)
-	if de.typ != TypeDir {
-		return nil, false, pathErr("readdir", "", unix.ENOTDIR)
-	}
-	if max <= 0 {
-		return nil, false, pathErr("readdir", "", unix.EINVAL)
-	}
-	if cookie > math.MaxInt64 {
-		return nil, false, ErrBadCookie
-	}
-	fd, err := unix.Openat(de.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, false, &os.PathError{Op: "readdir", Path: "", Err: err}
-	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := f.stat(de, &st); err != nil {
-		return nil, false, err
-	}
-	if cookie != 0 {
-		if _, err := unix.Seek(fd, int64(cookie), 0); err != nil {
-			if err == unix.EINVAL {
-				return nil, false, ErrBadCookie
-			}
-			return nil, false, &os.PathError{Op: "readdir", Path: "", Err: err}
-		}
-	}
-	bp := f.bufs.Get().(*[]byte)
-	defer f.bufs.Put(bp)
-	buf := *bp
-	var out []DirEntry
-	for {
-		n, err := unix.Getdents(fd, buf)
-		if err != nil {
-			return nil, false, &os.PathError{Op: "getdents", Path: "", Err: err}
-		}
-		if n == 0 {
-			return out, true, nil
-		}
-		for pos := 0; pos < n; {
-			// struct linux_dirent64: ino u64, off s64, reclen u16, type u8, name.
-			if n-pos < 19 {
-				return nil, false, pathErr("getdents", "", unix.EIO)
-			}
-			reclen := int(binary.NativeEndian.Uint16(buf[pos+16:]))
-			if reclen < 19 || pos+reclen > n {
-				return nil, false, pathErr("getdents", "", unix.EIO)
-			}
-			ino := binary.NativeEndian.Uint64(buf[pos:])
-			off := binary.NativeEndian.Uint64(buf[pos+8:])
-			nameb := buf[pos+19 : pos+reclen]
-			for i, c := range nameb {
-				if c == 0 {
-					nameb = nameb[:i]
-					break
-				}
-			}
-			pos += reclen
-			name := string(nameb)
-			if name == ".." && de.ino == f.rootIno {
-				ino = f.rootIno
-			}
-			out = append(out, DirEntry{Name: name, FileID: ino, Cookie: off})
-			if len(out) == max {
-				if pos < n {
-					return out, false, nil
-				}
-				m, err := unix.Getdents(fd, buf)
-				if err != nil {
-					return nil, false, &os.PathError{Op: "getdents", Path: "", Err: err}
-				}
-				return out, m == 0, nil
-			}
-		}
-	}
 }
 
 // FSStat reports the filesystem's statfs figures.

@@ -206,7 +206,7 @@ func TestOSSymlinkEscape(t *testing.T) {
 		wantErr(err, syscall.ENOTDIR, "create")
 		_, _, err = f.Mkdir(own, l, "x", 0o755)
 		wantErr(err, syscall.ENOTDIR, "mkdir")
-		_, _, err = f.ReadDir(l, 0, 100)
+		_, _, _, err = f.ReadDir(l, 0, 0, 100)
 		wantErr(err, syscall.ENOTDIR, "readdir")
 		_, _, err = f.ReadAt(l, make([]byte, 10), 0)
 		wantErr(err, syscall.EINVAL, "read")

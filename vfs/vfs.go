@@ -181,10 +181,16 @@ type FS interface {
 	// none.
 	Link(c Cred, h Handle, dir Handle, name string) error
 	// ReadDir lists dir starting after cookie (0: from the start),
-	// returning at most max entries, "." and ".." included. Cookies are
-	// stable while the directory does not change and remain usable
-	// (best effort) after it does, as knfsd's.
-	ReadDir(dir Handle, cookie uint64, max int) (entries []DirEntry, eof bool, err error)
+	// returning at most max entries, "." and ".." included, and the
+	// cookie verifier to hand out with them (never zero). verf is the
+	// verifier the caller got with cookie: zero (none known) is accepted,
+	// any other value than the current one fails a nonzero cookie with
+	// ErrBadCookie, as does a cookie the backend can no longer honour.
+	// An entry that is not removed is returned exactly once across a
+	// listing resumed from any cookie the backend issued, however the
+	// directory changes between calls; entries added or removed meanwhile
+	// may or may not appear. See doc.go for each backend's scheme.
+	ReadDir(dir Handle, cookie, verf uint64, max int) (entries []DirEntry, newVerf uint64, eof bool, err error)
 	// FSStat reports space and file counts.
 	FSStat() (FSStat, error)
 	// Close releases cached open files and other resources.

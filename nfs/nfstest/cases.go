@@ -660,30 +660,51 @@ func testReaddir(e *Env) {
 	}
 	_, err = e.C.Readdir(e.Ctx, d, 0, [8]byte{}, 100)
 	e.Status(err, wire.ErrTooSmall, "READDIR count 100")
-	// Cookie verifiers are not checked; a cookie past the end is an empty
-	// eof list.
+	// The cookie verifier is the backend's, never zero; resuming with it
+	// or with zero works, with another one is NFS3ERR_BAD_COOKIE; a
+	// cookie past the end is an empty eof list.
 	all, err := e.C.Readdir(e.Ctx, d, 0, [8]byte{}, 8192)
 	e.OK(err, "READDIR")
+	if all.Verf == ([8]byte{}) {
+		e.T.Fatal("READDIR returned cookie verifier zero")
+	}
 	last := all.Entries[len(all.Entries)-1].Cookie
 	mid := all.Entries[5].Cookie
-	res, err = e.C.Readdir(e.Ctx, d, mid, [8]byte{0xde, 0xad}, 8192)
-	e.OK(err, "READDIR with a foreign verifier")
-	if len(res.Entries) != len(all.Entries)-6 || !res.EOF {
-		e.T.Fatalf("resume after cookie: %d entries", len(res.Entries))
+	for _, v := range [][8]byte{all.Verf, {}} {
+		res, err = e.C.Readdir(e.Ctx, d, mid, v, 8192)
+		e.OK(err, fmt.Sprintf("READDIR resumed with verifier %x", v))
+		if len(res.Entries) != len(all.Entries)-6 || !res.EOF || res.Verf != all.Verf {
+			e.T.Fatalf("resume after cookie with verifier %x: %d entries, verifier %x", v, len(res.Entries), res.Verf)
+		}
 	}
+	foreign := all.Verf
+	foreign[0] ^= 0xde
+	_, err = e.C.Readdir(e.Ctx, d, mid, foreign, 8192)
+	e.Status(err, wire.ErrBadCookie, "READDIR with a foreign verifier")
+	_, err = e.C.Readdirplus(e.Ctx, d, mid, foreign, 8192, 8192)
+	e.Status(err, wire.ErrBadCookie, "READDIRPLUS with a foreign verifier")
+	res, err = e.C.Readdir(e.Ctx, d, 0, foreign, 8192)
+	e.OK(err, "READDIR from cookie 0 with any verifier")
 	res, err = e.C.Readdir(e.Ctx, d, last, all.Verf, 8192)
 	e.OK(err, "READDIR at the end")
 	if len(res.Entries) != 0 || !res.EOF {
 		e.T.Fatalf("READDIR at end: %+v", res)
 	}
+	// Cookies no backend issues: above 2^63-1 is a bad cookie; 2^63-1 is
+	// past the end of the hash and offset spaces (an empty eof list) or,
+	// on a backend numbering entries, never issued (a bad cookie).
 	for _, bogus := range []uint64{math.MaxInt64, 1<<63 + 5} {
 		res, err = e.C.Readdir(e.Ctx, d, bogus, [8]byte{}, 8192)
-		e.OK(err, fmt.Sprintf("READDIR cookie %#x", bogus))
+		rp, errp := e.C.Readdirplus(e.Ctx, d, bogus, [8]byte{}, 8192, 8192)
+		if bogus > math.MaxInt64 || err != nil {
+			e.Status(err, wire.ErrBadCookie, fmt.Sprintf("READDIR cookie %#x", bogus))
+			e.Status(errp, wire.ErrBadCookie, fmt.Sprintf("READDIRPLUS cookie %#x", bogus))
+			continue
+		}
 		if len(res.Entries) != 0 || !res.EOF {
 			e.T.Fatalf("READDIR cookie %#x: %d entries, eof %v", bogus, len(res.Entries), res.EOF)
 		}
-		rp, err := e.C.Readdirplus(e.Ctx, d, bogus, [8]byte{}, 8192, 8192)
-		e.OK(err, fmt.Sprintf("READDIRPLUS cookie %#x", bogus))
+		e.OK(errp, fmt.Sprintf("READDIRPLUS cookie %#x", bogus))
 		if len(rp.Entries) != 0 || !rp.EOF {
 			e.T.Fatalf("READDIRPLUS cookie %#x: %d entries", bogus, len(rp.Entries))
 		}

@@ -515,7 +515,7 @@ func testSymlink(c *checker) {
 	c.errno(err, syscall.ENOTDIR, "create through a symlink")
 	_, _, err = c.fs.Lookup(vfs.Cred{}, dl, "x")
 	c.errno(err, syscall.ENOTDIR, "lookup through a symlink")
-	_, _, err = c.fs.ReadDir(dl, 0, 10)
+	_, _, _, err = c.fs.ReadDir(dl, 0, 0, 10)
 	c.errno(err, syscall.ENOTDIR, "readdir of a symlink")
 	// Creating over a symlink never follows it.
 	_, _, err = c.fs.Create(owner, c.root, "l", 0o644, false, false, noV)
@@ -717,7 +717,7 @@ func (c *checker) listAll(dir vfs.Handle, page int) map[string]bool {
 	names := map[string]bool{}
 	var cookie uint64
 	for range 100000 {
-		es, eof, err := c.fs.ReadDir(dir, cookie, page)
+		es, _, eof, err := c.fs.ReadDir(dir, cookie, 0, page)
 		c.ok(err, "readdir")
 		if len(es) > page {
 			c.Fatalf("readdir returned %d > %d entries", len(es), page)
@@ -788,7 +788,7 @@ func testReadDirPaging(c *checker) {
 	var cookie uint64
 	pages := 0
 	for {
-		es, eof, err := c.fs.ReadDir(d, cookie, 50)
+		es, _, eof, err := c.fs.ReadDir(d, cookie, 0, 50)
 		c.ok(err, "readdir")
 		pages++
 		if len(es) > 50 {
@@ -828,7 +828,7 @@ func testReadDirPaging(c *checker) {
 		c.Errorf("only %d pages", pages)
 	}
 	// Cookie 0 restarts; the root's ".." is the root.
-	es, _, err := c.fs.ReadDir(c.root, 0, 10)
+	es, _, _, err := c.fs.ReadDir(c.root, 0, 0, 10)
 	c.ok(err, "readdir root")
 	rid := c.attr(c.root).FileID
 	for _, e := range es {
@@ -846,7 +846,7 @@ func testReadDirResume(c *checker) {
 	}
 	seen := map[string]int{}
 	var cookie uint64
-	es, eof, err := c.fs.ReadDir(d, 0, 100)
+	es, verf, eof, err := c.fs.ReadDir(d, 0, 0, 100)
 	c.ok(err, "first page")
 	if eof || len(es) != 100 {
 		c.Fatalf("first page: %d entries eof %v", len(es), eof)
@@ -866,7 +866,7 @@ func testReadDirResume(c *checker) {
 		c.create(d, fmt.Sprintf("new%02d", i), 0o644)
 	}
 	for {
-		es, eof, err := c.fs.ReadDir(d, cookie, 37)
+		es, _, eof, err := c.fs.ReadDir(d, cookie, verf, 37)
 		c.ok(err, "resume")
 		for _, e := range es {
 			seen[e.Name]++
@@ -897,18 +897,36 @@ func testReadDirResume(c *checker) {
 
 func testReadDirErrors(c *checker) {
 	f, _ := c.create(c.root, "f", 0o644)
-	_, _, err := c.fs.ReadDir(f, 0, 10)
+	_, _, _, err := c.fs.ReadDir(f, 0, 0, 10)
 	c.errno(err, syscall.ENOTDIR, "readdir of a file")
-	_, _, err = c.fs.ReadDir(c.root, 0, 0)
+	_, _, _, err = c.fs.ReadDir(c.root, 0, 0, 0)
 	c.errno(err, syscall.EINVAL, "readdir with max 0")
-	_, _, err = c.fs.ReadDir(c.root, 1<<63+5, 10)
+	_, _, _, err = c.fs.ReadDir(c.root, 1<<63+5, 0, 10)
 	c.is(err, vfs.ErrBadCookie, "readdir with an impossible cookie")
-	es, eof, err := c.fs.ReadDir(c.root, 0, 2)
+	es, verf, eof, err := c.fs.ReadDir(c.root, 0, 0, 2)
 	c.ok(err, "readdir")
 	if len(es) != 2 || eof {
 		c.Errorf("page of 2: %v eof %v", es, eof)
 	}
-	es, eof, err = c.fs.ReadDir(c.root, 0, 3)
+	if verf == 0 {
+		c.Errorf("readdir returned cookie verifier 0")
+	}
+	// Resuming with the verifier given, or with none (0, as clients that
+	// do not keep it send), works; with another one it is a bad cookie.
+	if len(es) == 2 {
+		_, v2, _, err := c.fs.ReadDir(c.root, es[1].Cookie, verf, 10)
+		c.ok(err, "resume with the verifier")
+		if v2 != verf {
+			c.Errorf("verifier changed from %#x to %#x on an unchanged directory", verf, v2)
+		}
+		_, _, _, err = c.fs.ReadDir(c.root, es[1].Cookie, 0, 10)
+		c.ok(err, "resume with verifier 0")
+		_, _, _, err = c.fs.ReadDir(c.root, es[1].Cookie, verf^0x5a5a, 10)
+		c.is(err, vfs.ErrBadCookie, "resume with a wrong verifier")
+		_, _, _, err = c.fs.ReadDir(c.root, 0, verf^0x5a5a, 10)
+		c.ok(err, "cookie 0 with any verifier starts over")
+	}
+	es, _, eof, err = c.fs.ReadDir(c.root, 0, 0, 3)
 	c.ok(err, "readdir")
 	if len(es) != 3 || !eof {
 		c.Errorf("whole listing of 3 (., .., f): %v eof %v", es, eof)

@@ -1,0 +1,32 @@
+package vfs_test
+
+import (
+	"testing"
+
+	"github.com/go-git/go-billy/v5/memfs"
+
+	"github.com/gonfsrdma/gonfsrdma/vfs"
+	"github.com/gonfsrdma/gonfsrdma/vfs/vfstest"
+)
+
+func TestMemDirMutation(t *testing.T) {
+	newFS := func(t *testing.T) vfs.FS { return vfs.NewMem(vfs.MemOptions{}) }
+	vfstest.RunDirMutationTests(t, newFS, 10, 2500)
+	// At 50,000 only the rm -rf pattern: filling 50,000 billy files takes
+	// 30 to 50 s under the race detector (CI's go test -race), and each
+	// memory-backend rename reads the whole directory from billy
+	// (billyRename's prefix check: 0.3 s a rename at that size).
+	vfstest.RunDirMutationPatterns(t, newFS, []string{"RemoveSeen"}, 50000)
+}
+
+// Billy filesystems can change behind the FS's back; the cookie rule
+// holds for the entries the side table knows when the listing starts.
+func TestMemOverBillyDirMutation(t *testing.T) {
+	vfstest.RunDirMutationTests(t, func(t *testing.T) vfs.FS {
+		m, err := vfs.New(memfs.New(), vfs.MemOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}, 10, 2500)
+}
