@@ -226,7 +226,7 @@ func TestLockRestartReclaim(t *testing.T) {
 	statd := startClientStatd(t)
 	pmPort := statd.pm.Addr().(*net.TCPAddr).Port
 
-	d1 := lockDaemon(t, state, exports, pmPort, 3*time.Second)
+	d1 := lockDaemon(t, state, exports, pmPort, 6*time.Second)
 	if d1.NSM().State() != 1 || d1.NSM().InGrace() {
 		t.Fatalf("first start: state %d, grace %v", d1.NSM().State(), d1.NSM().InGrace())
 	}
@@ -240,7 +240,7 @@ func TestLockRestartReclaim(t *testing.T) {
 		t.Fatalf("the lock outlived the server: %+v", fl)
 	}
 
-	d2 := lockDaemon(t, state, exports, pmPort, 3*time.Second)
+	d2 := lockDaemon(t, state, exports, pmPort, 6*time.Second)
 	defer shutdown(d2)
 	if d2.NSM().State() != 3 || !d2.NSM().InGrace() {
 		t.Fatalf("restart: state %d, grace %v", d2.NSM().State(), d2.NSM().InGrace())
