@@ -361,7 +361,8 @@ func (fl *File) readFull(p []byte, off int64) (int, bool, error) {
 
 // WriteTo implements io.WriterTo: it streams the file from the current
 // offset to w with up to Config.Depth READs in flight, delivering data in
-// order.
+// order. Each READ's reply is read into a pooled buffer and its data is
+// written to w from there, without another copy.
 func (fl *File) WriteTo(w io.Writer) (int64, error) {
 	if err := fl.flushPending(); err != nil {
 		return 0, err
@@ -371,26 +372,28 @@ func (fl *File) WriteTo(w io.Writer) (int64, error) {
 	fl.mu.Unlock()
 	bs := fl.fs.rsize
 	type blk struct {
-		buf  []byte
-		n    int
+		buf  *[]byte
+		data []byte
 		eof  bool
 		err  error
 		done chan struct{}
 	}
+	pool := sync.Pool{New: func() any { b := make([]byte, 0, bs+client.ReadOverhead); return &b }}
 	depth := fl.fs.cfg.Depth
 	queue := make(chan *blk, depth)
 	stop := make(chan struct{})
 	go func() {
 		defer close(queue)
 		for off := start; ; off += int64(bs) {
-			b := &blk{buf: make([]byte, bs), done: make(chan struct{})}
+			b := &blk{buf: pool.Get().(*[]byte), done: make(chan struct{})}
 			select {
 			case queue <- b:
 			case <-stop:
+				pool.Put(b.buf)
 				return
 			}
 			go func(off int64) {
-				b.n, b.eof, b.err = fl.readFull(b.buf, off)
+				b.data, b.eof, b.err = fl.readBlock(*b.buf, off, bs)
 				close(b.done)
 			}(off)
 		}
@@ -399,25 +402,26 @@ func (fl *File) WriteTo(w io.Writer) (int64, error) {
 	var err error
 	for b := range queue {
 		<-b.done
-		if err != nil {
-			continue // draining
-		}
-		if b.n > 0 {
-			k, werr := w.Write(b.buf[:b.n])
-			total += int64(k)
-			if werr != nil {
-				err = werr
+		if err == nil {
+			if len(b.data) > 0 {
+				k, werr := w.Write(b.data)
+				total += int64(k)
+				if werr != nil {
+					err = werr
+				}
+			}
+			if b.err != nil && err == nil {
+				err = b.err
+			}
+			if err == nil && (b.eof || len(b.data) < bs) {
+				err = io.EOF
+			}
+			if err != nil {
+				close(stop)
 			}
 		}
-		if b.err != nil && err == nil {
-			err = b.err
-		}
-		if err == nil && (b.eof || b.n < bs) {
-			err = io.EOF
-		}
-		if err != nil {
-			close(stop)
-		}
+		b.data = nil
+		pool.Put(b.buf)
 	}
 	fl.mu.Lock()
 	fl.off = start + total
@@ -426,6 +430,31 @@ func (fl *File) WriteTo(w io.Writer) (int64, error) {
 		err = nil
 	}
 	return total, err
+}
+
+// readBlock reads n bytes at off; the data aliases buf (capacity
+// n+client.ReadOverhead) when the transport read the reply into it. A
+// short READ without eof is completed by further READs.
+func (fl *File) readBlock(buf []byte, off int64, n int) ([]byte, bool, error) {
+	res, err := fl.fs.nfs.ReadInto(fl.fs.ctx, fl.fh, uint64(off), uint32(n), buf)
+	fl.fs.stats.readCalls.Add(1)
+	if err != nil {
+		return nil, false, pathErr("read", fl.name, err)
+	}
+	if len(res.Data) > n {
+		return nil, false, pathErr("read", fl.name, fmt.Errorf("server returned %d bytes for a READ of %d", len(res.Data), n))
+	}
+	fl.fs.stats.bytesRead.Add(int64(len(res.Data)))
+	if res.EOF || len(res.Data) == n {
+		return res.Data, res.EOF, nil
+	}
+	if len(res.Data) == 0 {
+		return nil, false, pathErr("read", fl.name, errors.New("READ returned no data and no eof"))
+	}
+	data := make([]byte, n)
+	k := copy(data, res.Data)
+	m, eof, err := fl.readFull(data[k:], off+int64(k))
+	return data[:k+m], eof, err
 }
 
 // Seek implements io.Seeker.
