@@ -229,7 +229,7 @@ func ReadArgs(fh []byte, off uint64, count uint32) []byte {
 	return e.b
 }
 
-// NFS is the program and version pair for Send.
+// Program, version and procedure numbers for calls made with Send.
 const (
 	NFSProgram = nfsProgram
 	NFSVersion = nfsVersion
@@ -346,7 +346,7 @@ func (c *Conn) Link(file, dir []byte, name string) (Status, error) {
 func (c *Conn) Readdir(dir []byte) ([]string, Status, error) {
 	var names []string
 	var cookie uint64
-	var verf []byte = make([]byte, 8)
+	verf := make([]byte, 8)
 	for page := 0; page < 64; page++ {
 		var e encoder
 		e.opaque(dir)
