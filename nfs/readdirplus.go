@@ -11,9 +11,10 @@ import (
 
 // readdirplus is READDIRPLUS, RFC 1813 section 3.3.17. maxcount bounds
 // the encoded READDIRPLUS3resok. dircount is ignored, as knfsd ignores it
-// (fs/nfsd/nfs3xdr.c): the Linux client sends a dircount of an eighth of
-// maxcount, and keeping to it cut a page of 200-byte names to a fifth of
-// what knfsd sends, five READDIRPLUS round trips for knfsd's one. Cookie
+// (fs/nfsd/nfs3xdr.c): Linux clients before 5.18 send a dircount of an
+// eighth of maxcount (later ones send dircount = maxcount), and keeping to
+// it cut a page of 200-byte names to about a fifth of what knfsd sends
+// them, five READDIRPLUS round trips for knfsd's one. Cookie
 // verifiers are treated as by READDIR. An entry that vanishes between
 // listing and lookup goes out without attributes and handle.
 func (s *Server) readdirplus(_ context.Context, call *oncrpc.Call, reply *oncrpc.Reply) error {
