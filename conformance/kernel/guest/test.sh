@@ -462,6 +462,12 @@ step_mount() { # mount options
 	*proto=rdma*) [[ $line == *proto=rdma* ]] || fail "mount does not show proto=rdma: $line" ;;
 	*proto=tcp*) [[ $line == *proto=tcp* ]] || fail "mount does not show proto=tcp: $line" ;;
 	esac
+	# a fresh work directory: what an earlier server's rows left behind
+	# (a row cut short by its deadline) must not fail this server's rows
+	if [[ -e $W ]]; then
+		note "removed a left-over $W"
+		rm -rf "$W" || fail "cannot remove the left-over $W"
+	fi
 	mkdir -p "$W" || fail "mkdir $W failed"
 }
 do_umount() {
