@@ -106,6 +106,9 @@ func ParseURL(raw string) (Config, error) {
 	if cfg.Host == "" {
 		return cfg, fmt.Errorf("nfsclient: %q: no host", raw)
 	}
+	if strings.Contains(cfg.Host, ":") && net.ParseIP(cfg.Host) == nil {
+		return cfg, fmt.Errorf("nfsclient: %q: host %q is not an IPv6 address", raw, cfg.Host)
+	}
 	if p := u.Port(); p != "" {
 		if cfg.Port, err = parsePort(p); err != nil {
 			return cfg, fmt.Errorf("nfsclient: %q: port: %w", raw, err)
@@ -253,6 +256,9 @@ func (cfg *Config) nfsAddr(proto Proto) string {
 // the hooks).
 func (cfg Config) String() string {
 	u := url.URL{Scheme: "nfs", Host: cfg.Host, Path: cfg.Path}
+	if strings.Contains(cfg.Host, ":") {
+		u.Host = "[" + cfg.Host + "]" // an IPv6 address
+	}
 	if cfg.Port != 0 {
 		u.Host = net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
 	}
