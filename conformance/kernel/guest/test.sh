@@ -486,8 +486,14 @@ step_client_services() {
 	mkdir -p /var/lib/nfs/sm /var/lib/nfs/sm.bak
 	pidof rpcbind >/dev/null || rpcbind -w || fail "rpcbind -w failed"
 	pidof rpc.statd >/dev/null || rpc.statd || fail "rpc.statd failed"
+	# rpc.statd registers after it has forked into the background
+	local t
+	for ((t = 0; t < 100; t++)); do
+		rpcinfo -p 127.0.0.1 2>/dev/null | awk '$1 == 100024' | grep -q . && break
+		sleep 0.1
+	done
 	rpcinfo -p 127.0.0.1 || fail "rpcinfo -p 127.0.0.1 failed"
-	rpcinfo -p 127.0.0.1 | awk '$1 == 100024' | grep -q . || fail "rpc.statd (100024) not registered with the client's rpcbind"
+	rpcinfo -p 127.0.0.1 | awk '$1 == 100024' | grep -q . || fail "rpc.statd (100024) not registered with the client's rpcbind after 10 s"
 	note "rpcbind and rpc.statd running, state $(statd_state)"
 }
 statd_state() { od -An -tu4 /var/lib/nfs/state 2>/dev/null | tr -d ' ' || echo '?'; }
