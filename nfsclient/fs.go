@@ -112,6 +112,8 @@ func (f *FS) Stats() Stats {
 		s.RDMA.Binds += r.Binds
 		s.RDMA.RemoteInvalidations += r.RemoteInvalidations
 		s.RDMA.LocalInvalidations += r.LocalInvalidations
+		s.RDMA.PayloadCopies += r.PayloadCopies
+		s.RDMA.PayloadBytes += r.PayloadBytes
 	}
 	f.mu.Unlock()
 	return s

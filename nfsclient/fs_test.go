@@ -136,6 +136,11 @@ func TestReadWriteLarge(t *testing.T) {
 				if k.Binds == 0 || k.Binds != k.RemoteInvalidations+k.LocalInvalidations {
 					t.Errorf("RDMA memory keys: %+v: every bind must be invalidated", k)
 				}
+				// READ data came through the registered region, except
+				// that of READs small enough to come inline (< 4 KiB each).
+				if k.PayloadCopies == 0 || k.PayloadBytes > st.BytesRead || k.PayloadBytes < st.BytesRead-st.ReadCalls*4096 {
+					t.Errorf("payload copies %d (%d bytes) for %d READs of %d bytes", k.PayloadCopies, k.PayloadBytes, st.ReadCalls, st.BytesRead)
+				}
 			}
 		})
 	}

@@ -348,9 +348,16 @@ type CallOpts struct {
 	ReplyChunk []int
 }
 
-// Call implements oncrpc.Caller.
+// Call implements oncrpc.Caller. The results are appended to
+// cc.ReplyBuf[:0] when it is not nil (they alias it when its capacity
+// suffices); the Write-chunk payload is copied there from the registered
+// region it was placed in (counted in Stats as payload copies).
 func (c *Client) Call(ctx context.Context, cc *oncrpc.ClientCall) ([]byte, error) {
-	return c.CallWith(ctx, cc, nil, nil)
+	var dst []byte
+	if cc.ReplyBuf != nil {
+		dst = cc.ReplyBuf[:0]
+	}
+	return c.CallWith(ctx, cc, nil, dst)
 }
 
 // CallWith sends cc offering chunks per opts (nil for the defaults) and
@@ -384,6 +391,8 @@ func (c *Client) CallWith(ctx context.Context, cc *oncrpc.ClientCall, opts *Call
 	dst = append(dst, res...)
 	if payload != nil {
 		dst = xdr.AppendFixedOpaque(dst, payload)
+		c.stats.payloadCopies.Add(1)
+		c.stats.payloadBytes.Add(int64(len(payload)))
 	}
 	return dst, nil
 }

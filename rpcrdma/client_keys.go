@@ -52,10 +52,16 @@ type ClientStats struct {
 	// Send-With-Invalidate, LocalInvalidations those this side ended.
 	RemoteInvalidations int64
 	LocalInvalidations  int64
+	// PayloadCopies and PayloadBytes count Write-chunk payloads (READ
+	// data) copied from the registered region the server placed them in
+	// into the caller's memory: the region is the bounce buffer, since
+	// caller (Go heap) memory is never registered.
+	PayloadCopies, PayloadBytes int64
 }
 
 type clientCounters struct {
 	registrations, windows, binds, remoteInv, localInv atomic.Int64
+	payloadCopies, payloadBytes                        atomic.Int64
 }
 
 // Stats returns the memory-key counters.
@@ -66,6 +72,8 @@ func (c *Client) Stats() ClientStats {
 		Binds:               c.stats.binds.Load(),
 		RemoteInvalidations: c.stats.remoteInv.Load(),
 		LocalInvalidations:  c.stats.localInv.Load(),
+		PayloadCopies:       c.stats.payloadCopies.Load(),
+		PayloadBytes:        c.stats.payloadBytes.Load(),
 	}
 }
 
