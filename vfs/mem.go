@@ -71,6 +71,11 @@ type MemFS struct {
 	root   *memNode
 	files  map[uint64]*list.Element // of *memFile
 	lru    list.List
+	// dirGen changes whenever a directory may have been added, removed
+	// or moved (Mkdir, Rmdir, Rename): a directory's link count, which
+	// counts its subdirectories, stays valid while dirGen stands still,
+	// so GETATTR of a large directory does not list it.
+	dirGen uint64
 }
 
 // memNode is one object of the side table.
@@ -87,6 +92,9 @@ type memNode struct {
 	nextSeq uint64
 	seqs    map[string]uint64
 	order   []memSeq // every seq handed out still in seqs, ascending, plus stale ones
+	// nlink is the directory's link count as of MemFS.dirGen == nlinkGen.
+	nlink    uint32
+	nlinkGen uint64
 }
 
 // memSeq is a directory entry's place in its directory's cookie order; it
@@ -129,6 +137,7 @@ func newMemFS(bfs billy.Filesystem, opts MemOptions) *MemFS {
 		bfs:     bfs,
 		owner:   opts.Owner,
 		salt:    binary.BigEndian.Uint32(s[:]),
+		dirGen:  1,
 		maxOpen: opts.MaxOpenFiles,
 		byID:    make(map[uint64]*memNode),
 		byPath:  make(map[string]*memNode),
@@ -301,16 +310,20 @@ func (m *MemFS) attr(n *memNode) (Attr, error) {
 	}
 	switch n.typ {
 	case TypeDir:
-		fis, err := m.bfs.ReadDir(bpath(n.path))
-		if err != nil {
-			return Attr{}, billyErr("stat", n.path, err)
-		}
-		a.Nlink = 2
-		for _, fi := range fis {
-			if fi.IsDir() {
-				a.Nlink++
+		if n.nlinkGen == 0 || n.nlinkGen != m.dirGen {
+			fis, err := m.bfs.ReadDir(bpath(n.path))
+			if err != nil {
+				return Attr{}, billyErr("stat", n.path, err)
 			}
+			n.nlink = 2
+			for _, fi := range fis {
+				if fi.IsDir() {
+					n.nlink++
+				}
+			}
+			n.nlinkGen = m.dirGen
 		}
+		a.Nlink = n.nlink
 		a.Size = memDirSize
 	case TypeReg, TypeLnk:
 		fi, err := m.bfs.Lstat(n.path)
@@ -772,6 +785,7 @@ func (m *MemFS) Mkdir(c Cred, dir Handle, name string, mode uint32) (Handle, Att
 	if err := m.free(&c, d, "mkdir", name); err != nil {
 		return nil, Attr{}, err
 	}
+	m.dirGen++
 	if err := m.bfs.MkdirAll(join(d.path, name), os.FileMode(mode&0o777)); err != nil {
 		return nil, Attr{}, billyErr("mkdir", name, err)
 	}
@@ -906,6 +920,7 @@ func (m *MemFS) Rmdir(c Cred, dir Handle, name string) error {
 		}
 		return err
 	}
+	m.dirGen++
 	if err := m.bfs.Remove(n.path); err != nil {
 		return billyErr("rmdir", name, err)
 	}
@@ -921,6 +936,7 @@ func (m *MemFS) Rmdir(c Cred, dir Handle, name string) error {
 func (m *MemFS) Rename(c Cred, fromDir Handle, fromName string, toDir Handle, toName string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.dirGen++ // the link counts of both parents may change
 	if !c.Valid() {
 		return syscall.EINVAL
 	}
