@@ -40,8 +40,11 @@ type bigPool struct {
 	mu   sync.Mutex
 	cond sync.Cond
 	free []*verbs.MR
-	all  []*verbs.MR
-	dead bool
+	all  []*verbs.MR // every registered buffer, free or lent
+	// pending counts registrations in flight (p.mu let go): places
+	// taken that are not yet in all.
+	pending int
+	dead    bool
 }
 
 func newBigPool(reg func(int, verbs.Access) (*verbs.MR, error), size, max int, access verbs.Access) *bigPool {
@@ -65,16 +68,28 @@ func (p *bigPool) get() (*verbs.MR, error) {
 			p.mu.Unlock()
 			return m, nil
 		}
-		if len(p.all) < p.max && p.mayGrow() {
-			p.all = append(p.all, nil) // reserve the place
-			idx := len(p.all) - 1
+		if len(p.all)+p.pending < p.max {
+			charged, ok := p.mayGrow()
+			if !ok {
+				p.cond.Wait()
+				continue
+			}
+			// Registering takes a system call: count the buffer as
+			// pending so others see the place taken, and let go of
+			// the lock meanwhile. p.all only ever holds registered
+			// buffers, so close can deregister them whatever is in
+			// flight.
+			p.pending++
 			p.mu.Unlock()
 			m, err := p.reg(p.size, p.access)
 			p.mu.Lock()
+			p.pending--
 			if err != nil || p.dead {
-				p.unGrow()
-				p.all[idx] = p.all[len(p.all)-1]
-				p.all = p.all[:len(p.all)-1]
+				// close gave back every charge when the pool died.
+				if charged && !p.dead {
+					p.charged--
+					p.budget.give(int64(p.size))
+				}
 				p.mu.Unlock()
 				if m != nil {
 					m.Deregister()
@@ -85,7 +100,7 @@ func (p *bigPool) get() (*verbs.MR, error) {
 				p.cond.Broadcast()
 				return nil, err
 			}
-			p.all[idx] = m
+			p.all = append(p.all, m)
 			p.mu.Unlock()
 			return m, nil
 		}
@@ -164,23 +179,15 @@ func appendWrites(wrs []verbs.SendWR, sges []verbs.SGE, used []uint32, m *verbs.
 }
 
 // mayGrow reports whether one more buffer is paid for: by the
-// reservation, or by the pinned budget (then taken from it). p.mu is held.
-func (p *bigPool) mayGrow() bool {
-	if p.budget == nil || len(p.all) < p.reserve {
-		return true
+// reservation, or by the pinned budget (then taken from it, and charged
+// is true). p.mu is held.
+func (p *bigPool) mayGrow() (charged, ok bool) {
+	if p.budget == nil || len(p.all)+p.pending < p.reserve {
+		return false, true
 	}
 	if !p.budget.take(int64(p.size)) {
-		return false
+		return false, false
 	}
 	p.charged++
-	return true
-}
-
-// unGrow undoes mayGrow for the buffer in the last place of p.all when
-// its registration failed. p.mu is held.
-func (p *bigPool) unGrow() {
-	if p.budget != nil && len(p.all) > p.reserve && p.charged > 0 {
-		p.charged--
-		p.budget.give(int64(p.size))
-	}
+	return true, true
 }
