@@ -45,6 +45,11 @@
 //     region with AccessMWBind and no remote access, and expose it through
 //     a memory window (Conn.AllocWindow, OpBindMW, OpLocalInv; see
 //     Window): its rkey is dead once the invalidation completes.
+//     Where windows do not bound access to their range (WindowBoundsEnforced
+//     false: rxe), register the exact range per use instead
+//     (RegisterRange): that MR shares its parent's memory, must be
+//     Deregistered before the parent, and its rkey is dead once Deregister
+//     returns.
 //   - An MR may be Deregistered only when no posted WR names it and the
 //     peer no longer uses its rkey; slices into it are invalid after.
 //     MRs outlive their Conn: Close does not deregister them (each must be

@@ -37,9 +37,10 @@ type Fabric struct {
 	listeners map[string]*fabListener
 	clientSeq int
 
-	mrSeq   atomic.Uint32
-	plan    atomic.Pointer[planState]
-	corrupt atomic.Int64
+	mrSeq     atomic.Uint32
+	noWindows atomic.Bool // DisableWindows
+	plan      atomic.Pointer[planState]
+	corrupt   atomic.Int64
 
 	nListeners     atomic.Int64
 	nConns         atomic.Int64

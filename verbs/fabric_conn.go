@@ -166,10 +166,33 @@ func (c *fabConn) deregister(m *MR) error {
 	delete(c.mrs, m.id)
 	c.l.mu.Unlock()
 	c.fab.nMRs.Add(-1)
+	if m.parent != nil {
+		m.buf = nil
+		return nil
+	}
 	c.fab.mrBytes.Add(-int64(len(m.buf)))
 	err := freeMem(m.buf)
 	m.buf = nil
 	return err
+}
+
+// registerRange implements RegisterRange: a second registration of the n
+// bytes at off of m, with its own keys; its memory stays m's.
+func (c *fabConn) registerRange(m *MR, off, n int, access Access) (*MR, error) {
+	id := c.fab.mrSeq.Add(1) & 0xffffff
+	sub := &MR{
+		buf: m.buf[off : off+n : off+n], addr: m.addr + uint64(off), access: access, owner: c, id: id,
+		lkey: id<<8 | 0xa5, rkey: id<<8 | 0x5a, parent: m,
+	}
+	c.l.mu.Lock()
+	if c.state == stClosed {
+		c.l.mu.Unlock()
+		return nil, ErrClosed
+	}
+	c.mrs[id] = sub
+	c.l.mu.Unlock()
+	c.fab.nMRs.Add(1)
+	return sub, nil
 }
 
 // mrByKey finds a live MR of this PD by lkey (local) or rkey (remote).

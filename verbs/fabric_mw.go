@@ -7,6 +7,9 @@ package verbs
 
 // AllocWindow implements Conn.
 func (c *fabConn) AllocWindow() (*Window, error) {
+	if c.fab.noWindows.Load() {
+		return nil, ErrWindowsUnsupported
+	}
 	id := c.fab.mrSeq.Add(1) & 0xffffff
 	w := &Window{owner: c, id: id, rkey: id<<8 | 0x3c}
 	c.l.mu.Lock()
@@ -96,3 +99,12 @@ func (c *fabConn) execLocalInv(e *sendEntry) {
 	c.unbind(w)
 	c.finishSend(e, WCSuccess, 0)
 }
+
+// windowBoundsEnforced: the fabric checks the bound range (see
+// WindowBoundsEnforced).
+func (c *fabConn) windowBoundsEnforced() bool { return true }
+
+// DisableWindows makes AllocWindow fail with ErrWindowsUnsupported on
+// every connection of the fabric from now on, as on a device without
+// usable memory windows (tests of the callers' fallbacks).
+func (f *Fabric) DisableWindows() { f.noWindows.Store(true) }

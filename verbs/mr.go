@@ -23,6 +23,9 @@ type MR struct {
 
 	owner  mrOwner
 	handle unsafe.Pointer // *C.struct_ibv_mr for the RDMA provider
+	// parent is the MR whose memory a RegisterRange registration covers;
+	// such an MR owns no memory of its own.
+	parent *MR
 
 	// Software fabric state, guarded by the owning link's mutex.
 	id          uint32

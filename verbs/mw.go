@@ -1,6 +1,7 @@
 package verbs
 
 import (
+	"errors"
 	"sync"
 	"unsafe"
 )
@@ -112,3 +113,42 @@ func (w *Window) Free() error {
 }
 
 func (o WROpcode) isWindowOp() bool { return o == OpBindMW || o == OpLocalInv }
+
+// WindowBoundsEnforced reports whether the device behind c refuses a
+// remote access through a window rkey that falls outside the window's
+// bound range but inside its MR. The software fabric and hardware
+// implementing the IB specification (10.6.7.2) do. Soft-RoCE (rxe,
+// checked on Linux 6.1) does not: its responder looks the window up, then
+// checks the access against the range of the window's MR only
+// (rxe_resp.c check_rkey, mr_check_range(mw->mr, ...)), so there a window
+// limits who may access the MR and until when, not which bytes.
+func WindowBoundsEnforced(c Conn) bool {
+	if b, ok := c.(interface{ windowBoundsEnforced() bool }); ok {
+		return b.windowBoundsEnforced()
+	}
+	return false
+}
+
+// ErrWindowsUnsupported is AllocWindow's error on a connection whose
+// device offers no memory windows (the fabric after DisableWindows).
+var ErrWindowsUnsupported = errors.New("verbs: memory windows not supported")
+
+// RegisterRange registers the n bytes at off of m a second time
+// (ibv_reg_mr over that memory) with the given access and its own lkey
+// and rkey, for devices where a window cannot bound remote access (see
+// WindowBoundsEnforced). Remote write access needs AccessLocalWrite. The
+// returned MR shares m's memory: Deregister it before m; deregistering it
+// frees nothing, and once Deregister has returned its rkey grants nothing.
+// Ownership of the range is as for any MR while the peer holds the rkey.
+func RegisterRange(c Conn, m *MR, off, n int, access Access) (*MR, error) {
+	r, ok := c.(interface {
+		registerRange(m *MR, off, n int, access Access) (*MR, error)
+	})
+	if !ok {
+		return nil, errors.New("verbs: RegisterRange: the provider cannot register a range")
+	}
+	if m == nil || m.buf == nil || off < 0 || n <= 0 || off > len(m.buf) || n > len(m.buf)-off {
+		return nil, ErrInvalidWR
+	}
+	return r.registerRange(m, off, n, access)
+}

@@ -63,3 +63,6 @@ func fillBind(x *C.struct_shim_send_wr, b *WindowBind) {
 	x.bind_len = C.uint64_t(b.Length)
 	x.bind_access = C.uint32_t(b.Access)
 }
+
+// windowBoundsEnforced: see WindowBoundsEnforced.
+func (c *rdmaConn) windowBoundsEnforced() bool { return !c.rxe }

@@ -45,6 +45,9 @@ type rdmaConn struct {
 	scq    *C.struct_ibv_cq
 	rcq    *C.struct_ibv_cq
 	qp     *C.struct_ibv_qp
+	// rxe: the device is Soft-RoCE (see shim_is_rxe and WindowBoundsEnforced).
+	rxe     bool
+	invMask C.uint // shim_conv_wc's inv_mask
 
 	// C arrays reused by every post and poll.
 	sendWRs *C.struct_shim_send_wr
@@ -251,6 +254,11 @@ func (c *rdmaConn) setupQP(cfg Config) (err error) {
 	if verbs == nil {
 		return errors.New("verbs: cm id has no device")
 	}
+	c.rxe = C.shim_is_rxe(verbs) != 0
+	c.invMask = C.IBV_WC_WITH_INV
+	if c.rxe {
+		c.invMask |= 1 << 2
+	}
 	if c.pd, err = C.ibv_alloc_pd(verbs); c.pd == nil {
 		return fmt.Errorf("verbs: ibv_alloc_pd: %w", err)
 	}
@@ -396,12 +404,35 @@ func (c *rdmaConn) Register(size int, access Access) (*MR, error) {
 	}, nil
 }
 
+// registerRange implements RegisterRange (ibv_reg_mr over the n bytes at
+// off of m's memory).
+func (c *rdmaConn) registerRange(m *MR, off, n int, access Access) (*MR, error) {
+	c.life.RLock()
+	defer c.life.RUnlock()
+	if c.destroyed || c.pd == nil {
+		return nil, ErrClosed
+	}
+	mr, err := C.shim_reg_mr(c.pd, unsafe.Pointer(&m.buf[off]), C.size_t(n), C.int(access))
+	if mr == nil {
+		return nil, fmt.Errorf("verbs: ibv_reg_mr %d bytes (range): %w", n, err)
+	}
+	c.mu.Lock()
+	c.nMR++
+	c.mu.Unlock()
+	return &MR{
+		buf: m.buf[off : off+n : off+n], addr: uint64(uintptr(mr.addr)), lkey: uint32(mr.lkey), rkey: uint32(mr.rkey),
+		access: access, owner: c, handle: unsafe.Pointer(mr), parent: m,
+	}, nil
+}
+
 func (c *rdmaConn) deregister(m *MR) error {
 	var err error
 	if rc := C.ibv_dereg_mr((*C.struct_ibv_mr)(m.handle)); rc != 0 {
 		err = fmt.Errorf("verbs: ibv_dereg_mr: %w", syscall.Errno(rc))
 	}
-	freeMem(m.buf)
+	if m.parent == nil {
+		freeMem(m.buf)
+	}
 	m.buf = nil
 	c.mu.Lock()
 	c.nMR--
@@ -526,7 +557,7 @@ func (c *rdmaConn) PostRecv(wrs []RecvWR) error {
 
 // pollLocked polls both CQs once. Caller holds life for reading.
 func (c *rdmaConn) pollLocked(wcs []Completion) (int, error) {
-	n := C.shim_poll(c.rcq, c.scq, c.wcs, C.int(min(len(wcs), C.SHIM_MAX_BATCH)))
+	n := C.shim_poll(c.rcq, c.scq, c.wcs, C.int(min(len(wcs), C.SHIM_MAX_BATCH)), c.invMask)
 	if n < 0 {
 		err := errnoErr("ibv_poll_cq", n)
 		c.kill(err)

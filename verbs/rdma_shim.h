@@ -113,7 +113,25 @@ static int shim_post_send(struct ibv_qp *qp, struct shim_send_wr *w, int n, stru
 	rc = ibv_post_send(qp, wrs, &badwr);
 	if (rc)
 		*bad = badwr ? (int)(badwr - wrs) : 0;
+	/* A type 2 bind posted through ibv_post_send does not update
+	 * ibv_mw.rkey (only ibv_bind_mw does, for type 1), but providers name
+	 * the window by it in the next bind: rxe checks it against the
+	 * window's current rkey (rxe_mw.c rxe_bind_mw) and fails the bind
+	 * with IBV_WC_MW_BIND_ERR when it is stale. Record each posted bind's
+	 * new rkey. */
+	for (i = 0; i < n && (!rc || i < *bad); i++)
+		if (w[i].opcode == IBV_WR_BIND_MW)
+			w[i].mw->rkey = w[i].rkey;
 	return rc;
+}
+
+// shim_is_rxe reports whether the device is Soft-RoCE: rxe reports vendor
+// id 0xFFFFFF (RXE_VENDOR_ID, drivers/infiniband/sw/rxe/rxe_param.h).
+static int shim_is_rxe(struct ibv_context *ctx) {
+	struct ibv_device_attr a;
+	if (ibv_query_device(ctx, &a))
+		return 0;
+	return a.vendor_id == 0xFFFFFF;
 }
 
 static int shim_post_recv(struct ibv_qp *qp, struct shim_recv_wr *w, int n, struct ibv_sge *sges, int *bad) {
@@ -134,7 +152,12 @@ static int shim_post_recv(struct ibv_qp *qp, struct shim_recv_wr *w, int n, stru
 	return rc;
 }
 
-static void shim_conv_wc(struct ibv_wc *in, struct shim_wc *out, int recv) {
+// inv_mask is the wc_flags bit that says a Receive carried a remote
+// invalidation: IBV_WC_WITH_INV, or on rxe also the kernel's
+// IB_WC_WITH_INVALIDATE (1 << 2), which rxe writes unconverted into user
+// completion queues (rxe_resp.c do_complete); rxe sets no other flag there
+// but GRH and WITH_IMM.
+static void shim_conv_wc(struct ibv_wc *in, struct shim_wc *out, int recv, unsigned inv_mask) {
 	out->wr_id = in->wr_id;
 	out->status = in->status;
 	out->opcode = in->opcode;
@@ -142,7 +165,7 @@ static void shim_conv_wc(struct ibv_wc *in, struct shim_wc *out, int recv) {
 	out->vendor_err = in->vendor_err;
 	out->inv_rkey = 0;
 	out->flags = recv ? SHIM_WC_RECV : 0;
-	if (in->status == IBV_WC_SUCCESS && (in->wc_flags & IBV_WC_WITH_INV)) {
+	if (in->status == IBV_WC_SUCCESS && (in->wc_flags & inv_mask)) {
 		out->flags |= SHIM_WC_WITH_INV;
 		out->inv_rkey = in->invalidated_rkey;
 	}
@@ -156,7 +179,7 @@ static void shim_conv_wc(struct ibv_wc *in, struct shim_wc *out, int recv) {
 // its consequences. If the receive CQ yields an error and there is room,
 // the send CQ is polled again and those completions go first: an error
 // completion that landed between the two polls precedes the flushes seen.
-static int shim_poll(struct ibv_cq *rcq, struct ibv_cq *scq, struct shim_wc *out, int n) {
+static int shim_poll(struct ibv_cq *rcq, struct ibv_cq *scq, struct shim_wc *out, int n, unsigned inv_mask) {
 	struct ibv_wc sw[SHIM_MAX_BATCH], rw[SHIM_MAX_BATCH];
 	int i, ks, kr, k2, bad = 0;
 	if (n > SHIM_MAX_BATCH)
@@ -181,9 +204,9 @@ static int shim_poll(struct ibv_cq *rcq, struct ibv_cq *scq, struct shim_wc *out
 			ks += k2;
 	}
 	for (i = 0; i < ks; i++)
-		shim_conv_wc(&sw[i], &out[i], 0);
+		shim_conv_wc(&sw[i], &out[i], 0, inv_mask);
 	for (i = 0; i < kr; i++)
-		shim_conv_wc(&rw[i], &out[ks + i], 1);
+		shim_conv_wc(&rw[i], &out[ks + i], 1, inv_mask);
 	return ks + kr;
 }
 
