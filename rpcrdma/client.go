@@ -32,6 +32,7 @@ import (
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
 	"github.com/gonfsrdma/gonfsrdma/xdr"
+	"go.uber.org/zap"
 )
 
 // ClientConfig configures Dial. Zero fields take defaults.
@@ -56,6 +57,8 @@ type ClientConfig struct {
 	Cred oncrpc.OpaqueAuth
 	// LocalAddr binds the source address ("host:port"); empty: any.
 	LocalAddr string
+	// Logger gets the connection's one-time notes (nil: none).
+	Logger *zap.Logger
 }
 
 // RDMAError is an RDMA_ERROR reply.
@@ -103,6 +106,9 @@ type Client struct {
 	closeOnce sync.Once
 
 	stats clientCounters
+	// windowless: calls expose chunks through per-call registrations
+	// (probeWindows), set once before the first call.
+	windowless bool
 }
 
 type cslot struct {
@@ -190,6 +196,15 @@ func Dial(ctx context.Context, provider verbs.Provider, addr string, cfg ClientC
 		return nil, err
 	}
 	c.vc = vc
+	if why := probeWindows(vc); why != "" {
+		c.windowless = true
+		log := cfg.Logger
+		if log == nil {
+			log = zap.NewNop()
+		}
+		log.Info("rpcrdma client: no usable memory windows, each call registers its chunks",
+			zap.String("remote", addr), zap.String("reason", why))
+	}
 	spd, _ := ParsePrivateData(vc.PeerPrivateData())
 	c.sendMax = min(cfg.InlineSend, spd.RecvSize)
 	c.recvMax = cfg.InlineRecv
@@ -331,7 +346,7 @@ func (c *Client) Close() error {
 			if s.out != nil {
 				s.out.Deregister()
 			}
-			s.keys.free()
+			c.freeKeys(&s.keys)
 		}
 	})
 	return nil
@@ -371,7 +386,7 @@ func (c *Client) CallWith(ctx context.Context, cc *oncrpc.ClientCall, opts *Call
 	xid := c.xid.Add(1)
 	hdr, msgLen, err := c.marshal(s, xid, cc, opts)
 	if err != nil {
-		s.keys.disarm()
+		c.disarm(&s.keys)
 		c.freeSlot(s)
 		return nil, err
 	}
@@ -492,13 +507,9 @@ func (c *Client) marshal(s *cslot, xid uint32, cc *oncrpc.ClientCall, opts *Call
 		inSize += c.cfg.MaxRecord
 	}
 	var in *verbs.MR
-	var inKey uint32
 	if inSize > 0 {
 		var err error
 		if in, err = c.region(&s.in, inSize); err != nil {
-			return 0, 0, err
-		}
-		if inKey, err = c.prepareWindow(&s.keys.in); err != nil {
 			return 0, 0, err
 		}
 	}
@@ -508,7 +519,7 @@ func (c *Client) marshal(s *cslot, xid uint32, cc *oncrpc.ClientCall, opts *Call
 			if n < 0 || inOff+n > in.Len() {
 				return nil, errors.New("rpcrdma: chunk larger than the client's region")
 			}
-			s.segs = append(s.segs, segOf(in, inKey, inOff, n))
+			s.segs = append(s.segs, segOf(in, 0, inOff, n)) // rkey set below
 			inOff += n
 		}
 		return Chunk(s.segs[start:len(s.segs):len(s.segs)]), nil
@@ -542,7 +553,13 @@ func (c *Client) marshal(s *cslot, xid uint32, cc *oncrpc.ClientCall, opts *Call
 	}
 	if in != nil {
 		// Expose exactly the advertised bytes, writable, for this call.
-		s.keys.in.arm(in, inKey, segsEnd(in, s.segs), verbs.AccessRemoteWrite)
+		inKey, err := c.expose(&s.keys.in, in, segsEnd(in, s.segs), verbs.AccessRemoteWrite)
+		if err != nil {
+			return 0, 0, err
+		}
+		for i := range s.segs {
+			s.segs[i].Handle = inKey
+		}
 	}
 	// Call side.
 	s.rsegs = s.rsegs[:0]
@@ -561,12 +578,11 @@ func (c *Client) marshal(s *cslot, xid uint32, cc *oncrpc.ClientCall, opts *Call
 		if err != nil {
 			return 0, 0, err
 		}
-		outKey, err := c.prepareWindow(&s.keys.out)
+		copy(out.Bytes(), cc.Payload)
+		outKey, err := c.expose(&s.keys.out, out, len(cc.Payload), verbs.AccessRemoteRead)
 		if err != nil {
 			return 0, 0, err
 		}
-		copy(out.Bytes(), cc.Payload)
-		s.keys.out.arm(out, outKey, len(cc.Payload), verbs.AccessRemoteRead)
 		s.rsegs = append(s.rsegs, ReadSegment{Position: uint32(pos), Segment: segOf(out, outKey, 0, len(cc.Payload))})
 		hh.ReadList = s.rsegs
 		b := hh.Append(s.send[:0])
@@ -578,16 +594,15 @@ func (c *Client) marshal(s *cslot, xid uint32, cc *oncrpc.ClientCall, opts *Call
 		if err != nil {
 			return 0, 0, err
 		}
-		outKey, err := c.prepareWindow(&s.keys.out)
-		if err != nil {
-			return 0, 0, err
-		}
 		b := append(out.Bytes()[:0], s.buf...)
 		if cc.Payload != nil {
 			b = xdr.AppendFixedOpaque(b, cc.Payload)
 		}
 		b = append(b, cc.Tail...)
-		s.keys.out.arm(out, outKey, len(b), verbs.AccessRemoteRead)
+		outKey, err := c.expose(&s.keys.out, out, len(b), verbs.AccessRemoteRead)
+		if err != nil {
+			return 0, 0, err
+		}
 		s.rsegs = append(s.rsegs, ReadSegment{Position: 0, Segment: segOf(out, outKey, 0, len(b))})
 		hh.ReadList = s.rsegs
 		hh.Proc = ProcNoMsg

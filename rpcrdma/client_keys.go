@@ -25,6 +25,13 @@
 // invalidates and frees the slot on their completion. When the connection
 // dies the queue pair is in the error state and no remote access can
 // happen any more, so the slot is freed without invalidation.
+//
+// Without usable windows (probeWindows: the device has none, or, as rxe,
+// does not confine a window's rkey to the bound range) the connection is
+// windowless: step 1 registers exactly the advertised bytes with the
+// remote access the chunk needs (verbs.RegisterRange, its own rkey), step
+// 2 posts nothing, and step 3 deregisters that registration (synchronous:
+// the rkey is dead when ibv_dereg_mr returns) before the reply is decoded.
 
 package rpcrdma
 
@@ -57,11 +64,17 @@ type ClientStats struct {
 	// into the caller's memory: the region is the bounce buffer, since
 	// caller (Go heap) memory is never registered.
 	PayloadCopies, PayloadBytes int64
+	// Windowless is set when the connection exposes chunks through
+	// per-call registrations instead of windows (probeWindows);
+	// CallRegistrations and CallDeregistrations count those.
+	Windowless                             bool
+	CallRegistrations, CallDeregistrations int64
 }
 
 type clientCounters struct {
 	registrations, windows, binds, remoteInv, localInv atomic.Int64
 	payloadCopies, payloadBytes                        atomic.Int64
+	callRegs, callDeregs                               atomic.Int64
 }
 
 // Stats returns the memory-key counters.
@@ -74,6 +87,9 @@ func (c *Client) Stats() ClientStats {
 		LocalInvalidations:  c.stats.localInv.Load(),
 		PayloadCopies:       c.stats.payloadCopies.Load(),
 		PayloadBytes:        c.stats.payloadBytes.Load(),
+		Windowless:          c.windowless,
+		CallRegistrations:   c.stats.callRegs.Load(),
+		CallDeregistrations: c.stats.callDeregs.Load(),
 	}
 }
 
@@ -81,8 +97,9 @@ func (c *Client) Stats() ClientStats {
 // It is owned by whoever owns the slot.
 type slotWindow struct {
 	w      *verbs.Window
-	armed  bool // to be bound with the call's Send
-	bound  bool // bind posted and not yet known to be invalidated
+	sub    *verbs.MR // windowless: this call's registration of the range
+	armed  bool      // to be bound with the call's Send
+	bound  bool      // bind posted and not yet known to be invalidated
 	mr     *verbs.MR
 	rkey   uint32
 	n      int
@@ -91,15 +108,52 @@ type slotWindow struct {
 
 type slotKeys struct {
 	in, out slotWindow
+	invWRs  [2]verbs.SendWR // localInvWRs' buffer
 	invDone chan verbs.WCStatus
 	// asyncRelease: the completion loop frees the slot when the local
 	// invalidate completes (an abandoned call). Completion loop only.
 	asyncRelease bool
 }
 
-// prepareWindow allocates the window on first use and returns the rkey
-// its next binding will have.
-func (c *Client) prepareWindow(sw *slotWindow) (uint32, error) {
+// probeWindows decides once per connection how calls expose their
+// chunks: through memory windows, unless the device has none or its
+// windows do not bound remote access to the bound range (rxe: see
+// verbs.WindowBoundsEnforced). It returns why windows are not used, or "".
+func probeWindows(vc verbs.Conn) string {
+	if !verbs.WindowBoundsEnforced(vc) {
+		return "the device does not enforce memory-window bounds"
+	}
+	w, err := vc.AllocWindow()
+	if err != nil {
+		return err.Error()
+	}
+	w.Free()
+	return ""
+}
+
+// expose gives the peer this call's access to the n bytes at the start of
+// mr and returns the rkey to advertise. With windows it allocates the
+// slot's window on first use and arms it with a fresh rkey (bound with
+// the call's Send). Without, it registers exactly those bytes with the
+// access the chunk needs (verbs.RegisterRange): that registration and its
+// rkey exist for this call only and are deregistered before the slot is
+// reused.
+func (c *Client) expose(sw *slotWindow, mr *verbs.MR, n int, access verbs.Access) (uint32, error) {
+	if c.windowless {
+		if n == 0 {
+			return 0, nil // nothing to reach
+		}
+		if access&verbs.AccessRemoteWrite != 0 {
+			access |= verbs.AccessLocalWrite
+		}
+		sub, err := verbs.RegisterRange(c.vc, mr, 0, n, access)
+		if err != nil {
+			return 0, fmt.Errorf("rpcrdma: registering a call's chunk: %w", err)
+		}
+		c.stats.callRegs.Add(1)
+		sw.sub, sw.armed, sw.mr, sw.rkey, sw.n, sw.access = sub, true, mr, sub.RKey(), n, access
+		return sw.rkey, nil
+	}
 	if sw.w == nil {
 		w, err := c.vc.AllocWindow()
 		if err != nil {
@@ -108,25 +162,39 @@ func (c *Client) prepareWindow(sw *slotWindow) (uint32, error) {
 		sw.w = w
 		c.stats.windows.Add(1)
 	}
-	return sw.w.NextRKey(), nil
-}
-
-// arm records that this call exposes n bytes at the start of mr through
-// rkey with the given remote access.
-func (sw *slotWindow) arm(mr *verbs.MR, rkey uint32, n int, access verbs.Access) {
+	rkey := sw.w.NextRKey()
 	sw.armed, sw.mr, sw.rkey, sw.n, sw.access = true, mr, rkey, n, access
+	return rkey, nil
 }
 
-func (k *slotKeys) disarm() { k.in.armed, k.out.armed = false, false }
+// dropCallMRs deregisters the slot's per-call registrations (windowless
+// connections): once it returns their rkeys grant nothing.
+func (c *Client) dropCallMRs(k *slotKeys) {
+	for _, sw := range [2]*slotWindow{&k.in, &k.out} {
+		if sw.sub != nil {
+			sw.sub.Deregister()
+			sw.sub, sw.armed, sw.bound = nil, false, false
+			c.stats.callDeregs.Add(1)
+		}
+	}
+}
+
+// disarm forgets the armed windows of a call that was not sent and
+// deregisters its per-call registrations.
+func (c *Client) disarm(k *slotKeys) {
+	c.dropCallMRs(k)
+	k.in.armed, k.out.armed = false, false
+}
 
 // unbindAll forgets every binding: only for a dead queue pair.
-func (k *slotKeys) unbindAll() {
-	k.disarm()
+func (c *Client) unbindAll(k *slotKeys) {
+	c.disarm(k)
 	k.in.bound, k.out.bound = false, false
 }
 
-func (k *slotKeys) free() {
-	for _, sw := range []*slotWindow{&k.in, &k.out} {
+func (c *Client) freeKeys(k *slotKeys) {
+	c.dropCallMRs(k)
+	for _, sw := range [2]*slotWindow{&k.in, &k.out} {
 		if sw.w != nil {
 			sw.w.Free()
 			sw.w = nil
@@ -147,11 +215,14 @@ func segsEnd(m *verbs.MR, segs []Segment) int {
 
 // appendBinds appends the bind WRs of the slot's armed windows.
 func (c *Client) appendBinds(s *cslot, wrs []verbs.SendWR) []verbs.SendWR {
-	for _, sw := range []*slotWindow{&s.keys.in, &s.keys.out} {
+	for _, sw := range [2]*slotWindow{&s.keys.in, &s.keys.out} {
 		if !sw.armed {
 			continue
 		}
 		sw.armed, sw.bound = false, true
+		if sw.sub != nil {
+			continue // registered, nothing to post
+		}
 		c.stats.binds.Add(1)
 		wrs = append(wrs, verbs.SendWR{
 			ID: sendWRID(wrOther, s.idx), Opcode: verbs.OpBindMW,
@@ -167,8 +238,8 @@ func (c *Client) noteRemoteInvalidate(s *cslot, invalidated bool, rkey uint32) {
 	if !invalidated {
 		return
 	}
-	for _, sw := range []*slotWindow{&s.keys.in, &s.keys.out} {
-		if sw.bound && sw.rkey == rkey {
+	for _, sw := range [2]*slotWindow{&s.keys.in, &s.keys.out} {
+		if sw.bound && sw.sub == nil && sw.rkey == rkey {
 			sw.bound = false
 			c.stats.remoteInv.Add(1)
 		}
@@ -178,9 +249,9 @@ func (c *Client) noteRemoteInvalidate(s *cslot, invalidated bool, rkey uint32) {
 // localInvWRs builds the local invalidates of the windows still bound,
 // the last one signaled.
 func (c *Client) localInvWRs(s *cslot) []verbs.SendWR {
-	var wrs []verbs.SendWR
-	for _, sw := range []*slotWindow{&s.keys.in, &s.keys.out} {
-		if sw.bound {
+	wrs := s.keys.invWRs[:0]
+	for _, sw := range [2]*slotWindow{&s.keys.in, &s.keys.out} {
+		if sw.bound && sw.sub == nil {
 			wrs = append(wrs, verbs.SendWR{ID: sendWRID(wrOther, s.idx), Opcode: verbs.OpLocalInv, InvalidateRKey: sw.rkey})
 		}
 	}
@@ -211,6 +282,7 @@ func (c *Client) postLocalInv(s *cslot, wrs []verbs.SendWR) bool {
 // answered and returns once they are invalid (or the connection is dead).
 // The slot's owner calls it.
 func (c *Client) invalidateWindows(s *cslot, r creply) {
+	c.dropCallMRs(&s.keys)
 	c.noteRemoteInvalidate(s, r.invalidated, r.invRKey)
 	wrs := c.localInvWRs(s)
 	if len(wrs) == 0 {
@@ -227,12 +299,13 @@ func (c *Client) invalidateWindows(s *cslot, r creply) {
 		case <-c.done:
 		}
 	}
-	s.keys.unbindAll()
+	c.unbindAll(&s.keys)
 }
 
 // releaseAbandoned frees the slot of a call whose caller left, once its
 // windows are invalid. Completion loop only.
 func (c *Client) releaseAbandoned(s *cslot) {
+	c.dropCallMRs(&s.keys)
 	wrs := c.localInvWRs(s)
 	if len(wrs) == 0 {
 		c.freeSlot(s)
@@ -252,7 +325,7 @@ func (c *Client) releaseAbandoned(s *cslot) {
 func (c *Client) localInvDone(s *cslot, st verbs.WCStatus) {
 	if s.keys.asyncRelease {
 		s.keys.asyncRelease = false
-		s.keys.unbindAll()
+		c.unbindAll(&s.keys)
 		c.freeSlot(s)
 		return
 	}
@@ -265,6 +338,6 @@ func (c *Client) localInvDone(s *cslot, st verbs.WCStatus) {
 // freeDeadSlot frees a slot after the connection died: the queue pair is
 // in the error state, so the windows can no longer be reached.
 func (c *Client) freeDeadSlot(s *cslot) {
-	s.keys.unbindAll()
+	c.unbindAll(&s.keys)
 	c.freeSlot(s)
 }

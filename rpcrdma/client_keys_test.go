@@ -155,20 +155,29 @@ func (s *evilServer) reply(xid uint32, write Chunk, results []byte, invalidate u
 	}
 }
 
+// TestClientKeysDieWithTheCall, "Windows": keys are window rkeys;
+// "Windowless": the fabric has no windows (verbs.Fabric.DisableWindows),
+// so each call registers exactly its chunk's bytes and deregisters them
+// after the reply. Either way a finished call's key reaches nothing.
 func TestClientKeysDieWithTheCall(t *testing.T) {
-	for _, kind := range []string{"WriteChunk", "ReadChunk"} {
-		for _, inv := range []string{"RemoteInvalidate", "LocalInvalidate"} {
-			for _, when := range []string{"Idle", "DuringNextCall"} {
-				t.Run(kind+"/"+inv+"/"+when, func(t *testing.T) {
-					testStaleKeys(t, kind == "ReadChunk", inv == "RemoteInvalidate", when == "DuringNextCall")
-				})
+	for _, mode := range []string{"Windows", "Windowless"} {
+		for _, kind := range []string{"WriteChunk", "ReadChunk"} {
+			for _, inv := range []string{"RemoteInvalidate", "LocalInvalidate"} {
+				for _, when := range []string{"Idle", "DuringNextCall"} {
+					t.Run(mode+"/"+kind+"/"+inv+"/"+when, func(t *testing.T) {
+						testStaleKeys(t, mode == "Windowless", kind == "ReadChunk", inv == "RemoteInvalidate", when == "DuringNextCall")
+					})
+				}
 			}
 		}
 	}
 }
 
-func testStaleKeys(t *testing.T, readChunk, remoteInv, duringNext bool) {
+func testStaleKeys(t *testing.T, windowless, readChunk, remoteInv, duringNext bool) {
 	fab := verbs.NewFabric()
+	if windowless {
+		fab.DisableWindows()
+	}
 	addr := "evil-server:20049"
 	srvCh := startEvil(t, fab, addr, remoteInv)
 	ctx := ctxT(t)
@@ -257,7 +266,18 @@ func testStaleKeys(t *testing.T, readChunk, remoteInv, duringNext bool) {
 	if remoteInv {
 		wantRemote, wantLocal = 1, 0
 	}
-	if st.Binds != 1 || st.RemoteInvalidations != wantRemote || st.LocalInvalidations != wantLocal || st.Windows != 1 || st.Registrations != 1 {
+	if windowless {
+		// The server's Send-With-Invalidate names a plain MR rkey: the
+		// client deregisters that registration all the same.
+		want := ClientStats{Registrations: 1, Windowless: true, CallRegistrations: 1, CallDeregistrations: 1,
+			PayloadCopies: st.PayloadCopies, PayloadBytes: st.PayloadBytes}
+		if st != want {
+			t.Fatalf("after call 1: %+v, want %+v", st, want)
+		}
+		if fs := fab.Stats(); fs.Windows != 0 {
+			t.Fatalf("windowless client allocated windows: %+v", fs)
+		}
+	} else if st.Windowless || st.CallRegistrations != 0 || st.Binds != 1 || st.RemoteInvalidations != wantRemote || st.LocalInvalidations != wantLocal || st.Windows != 1 || st.Registrations != 1 {
 		t.Fatalf("after call 1: %+v, want 1 bind, %d remote and %d local invalidations, 1 window, 1 registration", st, wantRemote, wantLocal)
 	}
 

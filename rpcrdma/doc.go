@@ -86,5 +86,9 @@
 //     server, else a local invalidate whose completion is awaited) before
 //     its reply is decoded and before the slot is reused (client_keys.go).
 //     A call whose context ends first leaves its slot to the completion
-//     loop, which invalidates and frees it when the reply comes.
+//     loop, which invalidates and frees it when the reply comes. On a
+//     device without usable windows (none, or windows that do not bound
+//     access to their range, as rxe's) the call registers exactly the
+//     advertised bytes instead (verbs.RegisterRange) and deregisters them
+//     at the same points; chosen once per connection (probeWindows).
 package rpcrdma

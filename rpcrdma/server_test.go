@@ -351,6 +351,18 @@ func TestConcurrentCalls(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
+	// Every call's keys ended with it: each window binding was
+	// invalidated, or (windowless device, e.g. rxe) each per-call
+	// registration deregistered.
+	st := c.Stats()
+	t.Logf("client key stats: %+v", st)
+	if st.Windowless {
+		if st.CallRegistrations == 0 || st.CallRegistrations != st.CallDeregistrations || st.Binds != 0 {
+			t.Fatalf("windowless: %d call registrations, %d deregistrations, %d binds", st.CallRegistrations, st.CallDeregistrations, st.Binds)
+		}
+	} else if st.Binds == 0 || st.Binds != st.RemoteInvalidations+st.LocalInvalidations || st.CallRegistrations != 0 {
+		t.Fatalf("windows: %d binds, %d remote + %d local invalidations, %d call registrations", st.Binds, st.RemoteInvalidations, st.LocalInvalidations, st.CallRegistrations)
+	}
 }
 
 // TestQuickCallsOnCompletionGoroutine: chunk-less calls to Quick
