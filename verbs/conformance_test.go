@@ -247,6 +247,7 @@ var conformanceCases = []conformanceCase{
 	{"WindowRebind", false, testWindowRebind},
 	{"WindowBounds", false, testWindowBounds},
 	{"MRWithoutRemoteAccess", false, testMRWithoutRemoteAccess},
+	{"RangeRegistration", false, testRangeRegistration},
 }
 
 func runConformance(t *testing.T, mk func(t *testing.T) *env) {

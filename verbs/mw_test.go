@@ -184,3 +184,53 @@ func testMRWithoutRemoteAccess(t *testing.T, e *env) {
 	srvWrite(t, p, 4, p.cmr.Addr()+dataOff, p.cmr.RKey(), 8)
 	checkAccessError(t, e, p, 4)
 }
+
+// testRangeRegistration: RegisterRange gives a range of an MR without
+// remote access its own rkey, which reaches exactly that range and nothing
+// once deregistered (the per-call fallback where windows do not bound
+// access).
+func testRangeRegistration(t *testing.T, e *env) {
+	for _, tc := range []struct {
+		name    string
+		off     int // of the probing write, from the range's start
+		dereg   bool
+		allowed bool
+	}{
+		{"Inside", 4096 - 8, false, true},
+		{"PastEnd", 4096 - 7, false, false},
+		{"AfterDeregister", 0, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := connectPair(t, e, pairOpts{cliAccess: windowAccess})
+			sub, err := RegisterRange(p.cli, p.cmr, dataOff, 4096, AccessLocalWrite|AccessRemoteWrite)
+			if err != nil {
+				t.Fatalf("RegisterRange: %v", err)
+			}
+			defer sub.Deregister()
+			if sub.Addr() != p.cmr.Addr()+dataOff || sub.Len() != 4096 || sub.RKey() == p.cmr.RKey() {
+				t.Fatalf("range MR addr %#x len %d rkey %#x (parent addr %#x rkey %#x)", sub.Addr(), sub.Len(), sub.RKey(), p.cmr.Addr(), p.cmr.RKey())
+			}
+			if tc.dereg {
+				if err := sub.Deregister(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := append([]byte(nil), p.cmr.Slice(dataOff, 8192)...)
+			copy(p.smr.Slice(dataOff, 8), []byte("rangeMR!"))
+			srvWrite(t, p, 5, sub.Addr()+uint64(tc.off), sub.RKey(), 8)
+			if tc.allowed {
+				if wc := pollN(t, p.srv, 1)[0]; wc.Err() != nil {
+					t.Fatalf("write inside the range: %+v", wc)
+				}
+				if !bytes.Equal(p.cmr.Slice(dataOff+tc.off, 8), []byte("rangeMR!")) {
+					t.Fatal("the write inside the range did not land in the parent's memory")
+				}
+				return
+			}
+			checkAccessError(t, e, p, 5)
+			if !bytes.Equal(p.cmr.Slice(dataOff, 8192), before) {
+				t.Fatal("a refused access changed client memory")
+			}
+		})
+	}
+}
