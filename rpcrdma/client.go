@@ -164,8 +164,19 @@ func Dial(ctx context.Context, provider verbs.Provider, addr string, cfg ClientC
 	}
 	c.xid.Store(uint32(time.Now().UnixNano()))
 	n := cfg.Credits
+	ourPriv := PrivateData{RemoteInvalidate: cfg.RemoteInvalidate, SendSize: cfg.InlineSend, RecvSize: cfg.InlineRecv}
+	priv := ourPriv.Append(nil)
+	windowlessWhy := ""
 	prepare := func(vc verbs.Conn) error {
 		var err error
+		// Decided before the request is sent: a windowless connection
+		// does not offer Send-With-Invalidate, since a device invalidates
+		// only windows and fast-registration regions remotely, not the
+		// per-call registrations (rxe fails the server's Send).
+		if windowlessWhy = probeWindows(vc); windowlessWhy != "" && ourPriv.RemoteInvalidate {
+			ourPriv.RemoteInvalidate = false
+			ourPriv.Append(priv[:0])
+		}
 		if c.recvMR, err = vc.Register(n*cfg.InlineRecv, verbs.AccessLocalWrite); err != nil {
 			return err
 		}
@@ -177,7 +188,6 @@ func Dial(ctx context.Context, provider verbs.Provider, addr string, cfg ClientC
 		}
 		return vc.PostRecv(c.recvWRs)
 	}
-	priv := PrivateData{RemoteInvalidate: cfg.RemoteInvalidate, SendSize: cfg.InlineSend, RecvSize: cfg.InlineRecv}.Append(nil)
 	vc, err := provider.Dial(ctx, addr, verbs.ConnParams{
 		Config:      verbs.Config{MaxSendWR: 5*n + 8, MaxRecvWR: n, MaxSendSGE: 1, MaxRecvSGE: 1},
 		PrivateData: priv, InitiatorDepth: 0, ResponderResources: 16,
@@ -196,7 +206,7 @@ func Dial(ctx context.Context, provider verbs.Provider, addr string, cfg ClientC
 		return nil, err
 	}
 	c.vc = vc
-	if why := probeWindows(vc); why != "" {
+	if why := windowlessWhy; why != "" {
 		c.windowless = true
 		log := cfg.Logger
 		if log == nil {

@@ -33,6 +33,8 @@ type evilServer struct {
 	vc  verbs.Conn
 	mr  *verbs.MR
 	wcs []verbs.Completion
+	// clientPriv is the private data of the client's request.
+	clientPriv PrivateData
 }
 
 // startEvil listens on fab and returns the server once a client connected
@@ -71,7 +73,8 @@ func startEvil(t *testing.T, fab *verbs.Fabric, addr string, remoteInv bool) <-c
 		if err := req.Accept(priv, 16, 16); err != nil {
 			return
 		}
-		ch <- &evilServer{t: t, vc: vc, mr: mr, wcs: make([]verbs.Completion, 8)}
+		cpd, _ := ParsePrivateData(req.PrivateData())
+		ch <- &evilServer{t: t, vc: vc, mr: mr, wcs: make([]verbs.Completion, 8), clientPriv: cpd}
 	}()
 	return ch
 }
@@ -188,6 +191,12 @@ func testStaleKeys(t *testing.T, windowless, readChunk, remoteInv, duringNext bo
 	srv := <-srvCh
 	if srv == nil {
 		t.Fatal("server side did not come up")
+	}
+	// The client offers Send-With-Invalidate only with windows: the
+	// per-call registrations of a windowless connection cannot be
+	// invalidated remotely on a device.
+	if srv.clientPriv.RemoteInvalidate == windowless {
+		t.Fatalf("windowless %v: client private data %+v", windowless, srv.clientPriv)
 	}
 	defer func() {
 		c.Close()

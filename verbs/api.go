@@ -148,7 +148,10 @@ type ConnParams struct {
 	RNRRetryCount uint8
 	// Prepare, if non-nil, runs once the queue pair exists and before the
 	// connection request is sent: register memory and post Receives here.
-	// An error aborts Dial.
+	// It may also rewrite the bytes of PrivateData in place (same length),
+	// e.g. to offer only what the device turned out to support: the
+	// request carries them as they are when Prepare returns. An error
+	// aborts Dial.
 	Prepare func(Conn) error
 }
 
