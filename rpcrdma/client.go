@@ -350,13 +350,15 @@ func (c *Client) Close() error {
 		c.recvMR.Deregister()
 		c.sendMR.Deregister()
 		for _, s := range c.slots {
+			// Windows and per-call registrations before the regions
+			// they cover.
+			c.freeKeys(&s.keys)
 			if s.in != nil {
 				s.in.Deregister()
 			}
 			if s.out != nil {
 				s.out.Deregister()
 			}
-			c.freeKeys(&s.keys)
 		}
 	})
 	return nil
