@@ -12,15 +12,26 @@ import (
 // Running system calls as the caller.
 //
 // The OS backend makes the kernel enforce the caller's permissions, as
-// knfsd (nfsd_setuser) and NFS-Ganesha's VFS layer do: around each
-// identity-dependent system call the calling goroutine is locked to its
-// OS thread (runtime.LockOSThread) and that thread's fsuid, fsgid and
-// supplementary groups are set to the caller's with raw per-thread system
+// knfsd (nfsd_setuser) and NFS-Ganesha's VFS layer do: each
+// identity-dependent system call runs on a thread whose fsuid, fsgid and
+// supplementary groups are the caller's, set with raw per-thread system
 // calls (setfsuid(2), setfsgid(2), setgroups(2) through unix.RawSyscall).
 // The Go wrappers syscall.Setgroups and friends are not used: they change
 // every thread of the process (AllThreadsSyscall), which is what must not
-// happen here. The identity is restored before the thread is unlocked,
-// so no other goroutine ever runs on a thread with a caller's identity.
+// happen here.
+//
+// Those threads are dedicated: asCaller hands the call to one of a pool
+// of goroutines, each locked to its own OS thread for the life of the
+// process (runtime.LockOSThread, never unlocked), so no other goroutine
+// ever runs on a thread that has taken a caller's identity. Restoring the
+// ids afterwards would not be enough: every change of a thread's
+// credentials makes a new struct cred, and the kernel compares credential
+// pointers, not values, where it checks that a file is written by the
+// credentials that opened it (ib_safe_file_access for the uverbs and
+// rdma_cm command files: Soft-RoCE posts work requests through write(2)
+// on them). A thread that had switched and come back to root got EACCES
+// from ibv_post_send and rdma_accept. A pool thread keeps the last
+// identity it took and switches only when the next call's differs.
 //
 // New threads do not inherit a caller's identity either: clone(2) copies
 // the creating thread's credentials, but the Go runtime never creates an
@@ -31,8 +42,8 @@ import (
 // thread. Instead, ask a known-good thread to create the thread for us"),
 // and LockOSThread starts that template thread (startTemplateThread)
 // before the first lock, while the process is still in its own identity.
-// A blocking system call made while locked lets sysmon or another M hand
-// the P on; those threads were never switched.
+// A blocking system call made on a pool thread lets sysmon or another M
+// hand the P on; those threads were never switched.
 //
 // setfsuid to a non-zero uid drops the filesystem capabilities
 // (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER, CAP_FSETID,
@@ -42,7 +53,7 @@ import (
 // handles are resolved (and files opened for I/O) as the server, and only
 // the operation itself runs as the caller.
 
-// procIdent is the process's own identity, restored after each call.
+// procIdent is the process's own identity.
 var procIdent struct {
 	once   sync.Once
 	uid    uint32
@@ -52,11 +63,9 @@ var procIdent struct {
 	broken atomic.Bool // a switch was found not to have taken effect
 }
 
-// loadProcIdent records the process's identity and probes, once, that
-// this thread can take another one and come back (setfsuid and setfsgid
-// report no errors: the probe sets an id, reads it back with a second
-// call, and restores it). Per call, unbecome checks the ids it replaces
-// were the caller's.
+// loadProcIdent records the process's identity. Whether this process may
+// take other identities (CAP_SETUID, CAP_SETGID) is learned on the first
+// switch: switchThread checks that each switch took effect.
 func loadProcIdent() {
 	// The fsuid and fsgid follow the effective ids.
 	procIdent.uid = uint32(unix.Geteuid())
@@ -69,94 +78,112 @@ func loadProcIdent() {
 	for _, g := range gs {
 		procIdent.groups = append(procIdent.groups, uint32(g))
 	}
-	const probe = 65534
-	if procIdent.uid == probe {
-		return // nothing to switch to that this identity could not be
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	unix.RawSyscall(sysSetfsgid, probe, 0, 0)
-	g, _, _ := unix.RawSyscall(sysSetfsgid, uintptr(procIdent.gid), 0, 0)
-	unix.RawSyscall(sysSetfsuid, probe, 0, 0)
-	u, _, _ := unix.RawSyscall(sysSetfsuid, uintptr(procIdent.uid), 0, 0)
-	if uint32(u) != probe || uint32(g) != probe {
-		procIdent.err = unix.EPERM // no CAP_SETUID / CAP_SETGID
+}
+
+// IdentityThreads is the number of dedicated identity threads of the OS
+// backend (shared by all its exports): as many calls as other identities
+// run at once, the others wait for a thread. knfsd runs 8 threads by
+// default; metadata calls are short.
+const IdentityThreads = 32
+
+// identJob is one call handed to an identity thread.
+type identJob struct {
+	c    *Cred
+	fn   func() error
+	done chan error
+}
+
+var identPool struct {
+	once sync.Once
+	jobs chan *identJob
+	free sync.Pool // of *identJob
+}
+
+func startIdentPool() {
+	identPool.jobs = make(chan *identJob)
+	identPool.free.New = func() any { return &identJob{done: make(chan error, 1)} }
+	for range IdentityThreads {
+		go identThread()
 	}
 }
 
-// switched says whether become changed the thread's identity (and locked
-// it), so that unbecome must restore it.
-type switched struct {
-	on       bool
-	uid, gid uint32
+// identThread runs jobs on its own locked thread, keeping the identity
+// of the last one.
+func identThread() {
+	runtime.LockOSThread() // for good: see the comment at the top
+	var (
+		have     bool
+		uid, gid uint32
+		groups   []uint32
+	)
+	for j := range identPool.jobs {
+		c := j.c
+		if !have || c.UID != uid || c.GID != gid || !sameGroups(c.GIDs, groups) {
+			if err := switchThread(c); err != nil {
+				have = false
+				j.done <- err
+				continue
+			}
+			have, uid, gid = true, c.UID, c.GID
+			groups = append(groups[:0], c.GIDs...)
+		}
+		j.done <- j.fn()
+	}
 }
 
-// become locks the goroutine to its thread and gives the thread c's
-// identity. It fails with EINVAL for a Cred holding InvalidID, and with
-// EPERM when identities cannot be switched (the server lacks CAP_SETUID
-// or CAP_SETGID): the call is then not made at all. The process's own
-// identity (root calling as root) needs no switch. Always pair with
-// unbecome.
-func become(c *Cred) (switched, error) {
-	if !c.Valid() || len(c.GIDs) > 65536 {
-		return switched{}, unix.EINVAL
-	}
-	procIdent.once.Do(loadProcIdent)
-	if c.UID == procIdent.uid && c.GID == procIdent.gid && (c.UID == 0 || sameGroups(c.GIDs, procIdent.groups)) {
-		// Root keeps CAP_DAC_OVERRIDE and CAP_FSETID whatever its groups,
-		// so they change nothing; a non-root server as itself is itself.
-		return switched{}, nil
-	}
-	if procIdent.err != nil || procIdent.broken.Load() {
-		return switched{}, unix.EPERM
-	}
-	runtime.LockOSThread()
+// switchThread gives the current (locked, dedicated) thread c's identity
+// and checks that it took: setfsuid and setfsgid return the ids they
+// replace, so a second call with the same id reads the first one back.
+// Were they not c's, identities are marked broken and later calls as
+// another identity fail with EPERM.
+func switchThread(c *Cred) error {
 	var p unsafe.Pointer
 	if len(c.GIDs) > 0 {
 		p = unsafe.Pointer(&c.GIDs[0])
 	}
 	if _, _, e := unix.RawSyscall(sysSetgroups, uintptr(len(c.GIDs)), uintptr(p), 0); e != 0 {
-		runtime.UnlockOSThread() // nothing changed
-		return switched{}, e
+		return e
 	}
 	unix.RawSyscall(sysSetfsgid, uintptr(c.GID), 0, 0)
+	g, _, _ := unix.RawSyscall(sysSetfsgid, uintptr(c.GID), 0, 0)
 	unix.RawSyscall(sysSetfsuid, uintptr(c.UID), 0, 0)
-	return switched{on: true, uid: c.UID, gid: c.GID}, nil
+	u, _, _ := unix.RawSyscall(sysSetfsuid, uintptr(c.UID), 0, 0)
+	if uint32(u) != c.UID || uint32(g) != c.GID {
+		procIdent.broken.Store(true)
+		return unix.EPERM
+	}
+	return nil
 }
 
-// unbecome restores the process's identity on the thread and unlocks it.
-// setfsuid and setfsgid return the ids they replace: were they not the
-// caller's, the switch had not taken effect (it cannot fail for a server
-// that passed the probe), so identities are marked broken and later calls
-// as another identity fail with EPERM. Should the restore itself fail,
-// the thread stays locked to this goroutine: the runtime then never
-// schedules another goroutine on it and ends the thread when the
-// goroutine exits.
-func unbecome(s switched) {
-	if !s.on {
-		return
+// asCaller runs fn with c's identity in effect for the system calls it
+// makes, and returns fn's error. It fails with EINVAL for a Cred holding
+// InvalidID, and with EPERM when identities cannot be switched (the
+// server lacks CAP_SETUID or CAP_SETGID): fn is then not run at all. The
+// process's own identity (root calling as root) needs no switch and runs
+// fn on the calling goroutine; any other identity runs fn on a dedicated
+// identity thread, so fn must not call asCaller itself, and what it
+// captures it must not share with code running meanwhile.
+func asCaller(c *Cred, fn func() error) error {
+	if !c.Valid() || len(c.GIDs) > 65536 {
+		return unix.EINVAL
 	}
-	// The fsuid first: going back to the server's regains the filesystem
-	// capabilities.
-	u, _, _ := unix.RawSyscall(sysSetfsuid, uintptr(procIdent.uid), 0, 0)
-	g, _, _ := unix.RawSyscall(sysSetfsgid, uintptr(procIdent.gid), 0, 0)
-	if uint32(u) != s.uid || uint32(g) != s.gid {
-		procIdent.broken.Store(true)
+	procIdent.once.Do(loadProcIdent)
+	if c.UID == procIdent.uid && c.GID == procIdent.gid && (c.UID == 0 || sameGroups(c.GIDs, procIdent.groups)) {
+		// Root keeps CAP_DAC_OVERRIDE and CAP_FSETID whatever its groups,
+		// so they change nothing; a non-root server as itself is itself.
+		return fn()
 	}
-	groups := procIdent.groups
-	var p unsafe.Pointer
-	if len(groups) > 0 {
-		p = unsafe.Pointer(&groups[0])
+	if procIdent.err != nil || procIdent.broken.Load() {
+		return unix.EPERM
 	}
-	if _, _, e := unix.RawSyscall(sysSetgroups, uintptr(len(groups)), uintptr(p), 0); e != 0 {
-		procIdent.broken.Store(true)
-		return
-	}
-	if u, _, _ := unix.RawSyscall(sysSetfsuid, uintptr(procIdent.uid), 0, 0); uint32(u) != procIdent.uid {
-		procIdent.broken.Store(true)
-		return
-	}
-	runtime.UnlockOSThread()
+	identPool.once.Do(startIdentPool)
+	j := identPool.free.Get().(*identJob)
+	j.c, j.fn = c, fn
+	identPool.jobs <- j
+	err := <-j.done
+	j.c, j.fn = nil, nil
+	identPool.free.Put(j)
+	return err
 }
 
 func sameGroups(a, b []uint32) bool {
