@@ -136,11 +136,12 @@
 // NFS layer's squashing; the zero Cred is root). A Cred holding
 // 0xffffffff (InvalidID) is refused with EINVAL before any system call.
 //
-// OS backend: the identity-dependent system calls run with the calling
-// thread's fsuid, fsgid and supplementary groups set to the Cred (raw
-// per-thread setfsuid, setfsgid and setgroups on a goroutine locked to
-// its thread, restored before it is unlocked; ident_linux.go says why no
-// other goroutine or new thread can see them). Handles are resolved as
+// OS backend: the identity-dependent system calls run on one of
+// IdentityThreads dedicated threads whose fsuid, fsgid and supplementary
+// groups are the Cred's (raw per-thread setfsuid, setfsgid and setgroups
+// on goroutines locked to their threads for good; ident_linux.go says why
+// no other goroutine or new thread can see them, and why restoring the
+// ids on a shared thread is not enough). Handles are resolved as
 // the server (open_by_handle_at needs CAP_DAC_READ_SEARCH, which a
 // non-zero fsuid drops), then the operation runs as the caller. So these
 // rules are the kernel's, applied atomically with the operation:
