@@ -57,30 +57,6 @@ func lockAddr(addr, fallback string) string {
 	return net.JoinHostPort(host, "0")
 }
 
-// listenTCPUDP binds TCP and UDP on the same port (for port 0 the one
-// the kernel picked for TCP, retried when UDP has it taken).
-func listenTCPUDP(addr string) (net.Listener, net.PacketConn, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, nil, err
-	}
-	for attempt := 0; ; attempt++ {
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			return nil, nil, err
-		}
-		p := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-		pc, err := net.ListenPacket("udp", net.JoinHostPort(host, p))
-		if err == nil {
-			return ln, pc, nil
-		}
-		ln.Close()
-		if port != "0" || attempt == 4 {
-			return nil, nil, err
-		}
-	}
-}
-
 // startLocking creates the status monitor and the lock manager (before
 // the dispatcher exists: their programs go into it).
 func (d *Daemon) startLocking(log *zap.Logger, cfg Config, st *exportState) error {
@@ -119,7 +95,7 @@ func (d *Daemon) serveLocking(cfg Config, serve func(string, func() error)) erro
 		{"NLM", lockAddr(cfg.NLMAddr, cfg.NFSAddr), &d.nlmPort},
 		{"NSM", lockAddr(cfg.NSMAddr, cfg.NFSAddr), &d.nsmPort},
 	} {
-		ln, pc, err := listenTCPUDP(l.addr)
+		ln, pc, err := oncrpc.ListenTCPUDP(l.addr)
 		if err != nil {
 			return fmt.Errorf("%s listener: %w", l.name, err)
 		}

@@ -63,7 +63,7 @@ func Start(ctx context.Context, log *zap.Logger, cfg Config) (*Service, error) {
 	if addr == "" {
 		addr = DefaultAddr
 	}
-	ln, pc, err := listenBoth(addr)
+	ln, pc, err := oncrpc.ListenTCPUDP(addr)
 	if err == nil {
 		return startLocal(log, cfg, ln, pc), nil
 	}
@@ -75,30 +75,6 @@ func Start(ctx context.Context, log *zap.Logger, cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("rpcbind: cannot listen on %s (%v) nor register with the rpcbind there: %w", addr, err, rerr)
 	}
 	return s, nil
-}
-
-// listenBoth binds TCP and UDP on the same port. For port 0 it retries when
-// the UDP port the kernel picked for TCP is taken.
-func listenBoth(addr string) (net.Listener, net.PacketConn, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, nil, err
-	}
-	for attempt := 0; ; attempt++ {
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			return nil, nil, err
-		}
-		p := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-		pc, err := net.ListenPacket("udp", net.JoinHostPort(host, p))
-		if err == nil {
-			return ln, pc, nil
-		}
-		ln.Close()
-		if port != "0" || attempt == 4 {
-			return nil, nil, err
-		}
-	}
 }
 
 func startLocal(log *zap.Logger, cfg Config, ln net.Listener, pc net.PacketConn) *Service {
