@@ -58,7 +58,12 @@ func startRDMA(_ context.Context, log *zap.Logger, cfg Config, disp *oncrpc.Disp
 		provider = p
 	}
 	rcfg := rpcrdma.Config{Credits: cfg.RDMACredits, InlineRecv: cfg.RDMAInline, InlineSend: cfg.RDMAInline,
-		Conns: limits, MaxPinned: cfg.RDMAMaxPinned, IdleTimeout: cfg.IdleTimeout}
+		Conns: limits, MaxPinned: cfg.RDMAMaxPinned, IdleTimeout: cfg.IdleTimeout,
+		// As knfsd (svc_rdma_get_inv_rkey): when the client's private
+		// data accepts it (the Linux client's always does), a reply whose
+		// call used one steering tag invalidates it, so the client
+		// needs no local invalidation per READ or WRITE.
+		SendWithInvalidate: true}
 	// Registered memory is pinned: each connection keeps credits Receive
 	// and Send buffers, plus bulk buffers for calls in flight.
 	need := uint64(max(cfg.RDMACredits, rpcrdma.DefaultCredits)) * uint64(2*max(cfg.RDMAInline, rpcrdma.DefaultInlineSize)+rpcrdma.DefaultMaxRecord)

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -11,8 +12,10 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	nfsclient "github.com/gonfsrdma/gonfsrdma/nfs/client"
 	"github.com/gonfsrdma/gonfsrdma/nfs/mount"
 	"github.com/gonfsrdma/gonfsrdma/nfs/nfstest"
+	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	"github.com/gonfsrdma/gonfsrdma/rpcrdma"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
@@ -118,5 +121,53 @@ func TestEndToEndRDMAFabric(t *testing.T) {
 			t.Fatalf("fabric not empty after every daemon stopped: %+v", st)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestRDMASendWithInvalidate: a client that offers Send-With-Invalidate
+// (the Linux client always does, RFC 8797 section 4.3) gets its one
+// chunk's steering tag invalidated by the reply of a bulk WRITE (Read
+// chunk) and READ (Write chunk), which saves it a local invalidation per
+// call; a client that does not offer it never gets one.
+func TestRDMASendWithInvalidate(t *testing.T) {
+	fabric := verbs.NewFabric()
+	_, root := startForTransport(t, fabric, "daemon-swi:20049")
+	ctx := context.Background()
+	for _, offer := range []bool{true, false} {
+		c, err := rpcrdma.Dial(ctx, fabric, "daemon-swi:20049", rpcrdma.ClientConfig{
+			Cred: oncrpc.NewAuthSys("test", 0, 0), LocalAddr: "127.0.0.1:40002", RemoteInvalidate: offer,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc := nfsclient.New(c)
+		name := fmt.Sprintf("swi-%v", offer)
+		cr, err := nc.Create(ctx, root, name, wire.CreateHow{Mode: wire.Unchecked, Attr: wire.Sattr{Mode: wire.SetUint32{Set: true, V: 0o644}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := make([]byte, 200<<10)
+		for i := range data {
+			data[i] = byte(i * 7)
+		}
+		if _, err := nc.Write(ctx, cr.FH.FH, 0, data, wire.FileSync); err != nil {
+			t.Fatal(err)
+		}
+		rr, err := nc.Read(ctx, cr.FH.FH, 0, uint32(len(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(rr.Data, data) {
+			t.Fatalf("read back %d bytes, not what was written", len(rr.Data))
+		}
+		got := c.Stats().RemoteInvalidations
+		c.Close()
+		want := int64(0)
+		if offer {
+			want = 2 // the WRITE's Read chunk and the READ's Write chunk
+		}
+		if got != want {
+			t.Fatalf("client offered Send-With-Invalidate: %v; %d replies invalidated, want %d", offer, got, want)
+		}
 	}
 }
