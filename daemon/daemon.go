@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gonfsrdma/gonfsrdma/exports"
+	"github.com/gonfsrdma/gonfsrdma/metrics"
 	"github.com/gonfsrdma/gonfsrdma/nfs"
 	"github.com/gonfsrdma/gonfsrdma/nfs/mount"
 	"github.com/gonfsrdma/gonfsrdma/nlm"
@@ -76,6 +77,10 @@ type Config struct {
 	NotifyFor time.Duration
 	// NLMGrantRetry is the interval of GRANTED_MSG resends (0: 10 s).
 	NLMGrantRetry time.Duration
+
+	// MetricsAddr serves Prometheus metrics (/metrics) and readiness
+	// (/healthz) over HTTP; empty: off.
+	MetricsAddr string
 }
 
 // Program numbers registered with rpcbind.
@@ -110,6 +115,11 @@ type Daemon struct {
 	nsm              *nsm.Server
 	nlmPort, nsmPort uint16
 	localPM          atomic.Pointer[string] // this daemon's rpcbind, for NSM's MON callbacks
+
+	drc     *oncrpc.DRC
+	health  health
+	reloads reloadCounts
+	metrics *metrics.Server
 }
 
 // Run serves until ctx ends. Each value received on reload re-reads the
@@ -127,6 +137,7 @@ loop:
 			log.Info("shutting down")
 			break loop
 		case err := <-d.errc:
+			d.health.failed.Store(true)
 			log.Error("listener failed", zap.Error(err))
 			runErr = err
 			break loop
@@ -166,6 +177,7 @@ func Start(ctx context.Context, log *zap.Logger, cfg Config) (_ *Daemon, err err
 	}
 	st.publish(set, nil, 0)
 	d := &Daemon{log: log, cfg: cfg, st: st, errc: make(chan error, 8)}
+	d.reloads.loaded(time.Now())
 	defer func() {
 		if err != nil {
 			sctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
@@ -191,8 +203,8 @@ func Start(ctx context.Context, log *zap.Logger, cfg Config) (_ *Daemon, err err
 	}
 	// The duplicate request cache covers every non-idempotent procedure
 	// of every program: NFS, and NLM's LOCK, UNLOCK, CANCEL, SHARE, ...
-	drc := oncrpc.NewDRC(8192, 16<<20, 2*time.Minute)
-	disp := oncrpc.NewDispatcher(log.Named("rpc"), drc, programs...)
+	d.drc = oncrpc.NewDRC(8192, 16<<20, 2*time.Minute)
+	disp := oncrpc.NewDispatcher(log.Named("rpc"), d.drc, programs...)
 	d.limits = oncrpc.NewLimits(oncrpc.LimitsConfig{MaxConns: cfg.MaxConns, MaxConnsPerClient: cfg.MaxConnsPerClient, BufferBudget: cfg.BufferBudget})
 	lc := d.limits.Config()
 	log.Info("limits", zap.Int("max_connections", lc.MaxConns), zap.Int("max_connections_per_client", lc.MaxConnsPerClient),
@@ -269,6 +281,10 @@ func Start(ctx context.Context, log *zap.Logger, cfg Config) (_ *Daemon, err err
 			log.Info("mount with", zap.String("rdma", mountHint(server, e.Path, "rdma", d.rdmaPort, mountPort, d.pm == nil, cfg.NoNLM)))
 		}
 	}
+	if err := d.startMetrics(); err != nil {
+		return nil, err
+	}
+	d.health.up.Store(true)
 	return d, nil
 }
 
@@ -299,7 +315,8 @@ func (d *Daemon) RDMAPort() uint16 { return d.rdmaPort }
 func (d *Daemon) MountAddr() net.Addr { return d.mountL.Addr() }
 
 // Reload re-reads the exports file; on error the previous exports stay.
-func (d *Daemon) Reload() error {
+func (d *Daemon) Reload() (err error) {
+	defer func() { d.reloads.record(err) }()
 	if d.cfg.ExportsFile == "" {
 		return errors.New("there is no exports file to reload")
 	}
@@ -326,6 +343,7 @@ func (d *Daemon) Reload() error {
 // Shutdown unregisters from rpcbind, drains calls in progress and closes
 // every listener and backend.
 func (d *Daemon) Shutdown(ctx context.Context) {
+	d.health.up.Store(false)
 	if d.pm != nil {
 		if err := d.pm.Close(ctx); err != nil {
 			d.log.Warn("rpcbind close", zap.Error(err))
@@ -343,6 +361,7 @@ func (d *Daemon) Shutdown(ctx context.Context) {
 	}
 	d.closeLocking()
 	d.st.closeAll()
+	d.stopMetrics(ctx)
 	d.log.Info("stopped")
 }
 

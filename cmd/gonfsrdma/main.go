@@ -32,6 +32,7 @@ func main() {
 			exportsCommand(),
 			conformanceCommand(),
 			benchCommand(),
+			statsCommand(),
 			{
 				Name:  "version",
 				Usage: "print the version",
@@ -124,6 +125,7 @@ func serveCommand() *cli.Command {
 			&cli.Int64Flag{Name: "buffer-budget-mib", Value: oncrpc.DefaultBufferBudget >> 20, Usage: "MiB of TCP call and reply buffers across connections before the largest holders are throttled"},
 			&cli.Int64Flag{Name: "rdma-max-pinned-mib", Value: rpcrdma.DefaultMaxPinned >> 20, Usage: "MiB of registered memory across RDMA connections; a connection over it is rejected"},
 			&cli.BoolFlag{Name: "tcp-splice", Usage: "send TCP READ data from the page cache with splice(2) instead of copying it (less server CPU; slower on loopback)"},
+			&cli.StringFlag{Name: "metrics-listen", Usage: "serve Prometheus metrics (/metrics) and readiness (/healthz) over HTTP on ADDR:PORT (default: off)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
 			&cli.StringFlag{Name: "log-format", Value: "console", Usage: "console or json"},
 			&cli.StringFlag{Name: "cpu-profile", Usage: "write a pprof CPU profile of the whole run to this file (on shutdown)"},
@@ -165,6 +167,7 @@ func serveCommand() *cli.Command {
 				BufferBudget:      c.Int64("buffer-budget-mib") << 20,
 				IdleTimeout:       c.Duration("idle-timeout"),
 				RDMAMaxPinned:     c.Int64("rdma-max-pinned-mib") << 20,
+				MetricsAddr:       c.String("metrics-listen"),
 			}
 			if cfg.IdleTimeout == 0 {
 				cfg.IdleTimeout = -1 // 0 on the command line: never

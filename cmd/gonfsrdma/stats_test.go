@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/gonfsrdma/gonfsrdma/daemon"
+)
+
+// startMetricsServer runs an in-process daemon (TCP only) with metrics
+// on loopback and returns it.
+func startMetricsServer(t *testing.T) *daemon.Daemon {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "export")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	exportsFile := filepath.Join(t.TempDir(), "exports")
+	if err := os.WriteFile(exportsFile, []byte(dir+" 127.0.0.1(rw,no_root_squash,insecure,fsid=9)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := daemon.Start(context.Background(), zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)), daemon.Config{
+		ExportsFile: exportsFile, NFSAddr: "127.0.0.1:0", MountAddr: "127.0.0.1:0", NoPortmap: true, StateDir: t.TempDir(),
+		MetricsAddr: "127.0.0.1:0", Version: "stats-test", NoNLM: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		d.Shutdown(ctx)
+	})
+	return d
+}
+
+// runStats runs `gonfsrdma stats ARGS` and returns stdout, stderr and the
+// exit code.
+func runStats(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := 0
+	app := &cli.App{
+		Name: "gonfsrdma", Commands: []*cli.Command{statsCommand()}, Writer: &out, ErrWriter: &errOut,
+		ExitErrHandler: func(_ *cli.Context, err error) {
+			var ec cli.ExitCoder
+			if errors.As(err, &ec) {
+				code = ec.ExitCode()
+				errOut.WriteString(err.Error())
+			}
+		},
+	}
+	if err := app.Run(append([]string{"gonfsrdma", "stats"}, args...)); err != nil && code == 0 {
+		code = -1
+		errOut.WriteString(err.Error())
+	}
+	return out.String(), errOut.String(), code
+}
+
+func TestStatsAgainstDaemon(t *testing.T) {
+	d := startMetricsServer(t)
+	out, errOut, code := runStats(t, d.MetricsAddr())
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(out, "\n")
+	if !regexp.MustCompile(`^gonfsrdma stats-test, ready, at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$`).MatchString(lines[0]) {
+		t.Errorf("header %q", lines[0])
+	}
+	for _, want := range []string{
+		"transport  conns",
+		"      tcp      0",
+		"server: DRC entries 0, exports reloads 0 ok, 0 failed",
+	} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestStatsWatch(t *testing.T) {
+	d := startMetricsServer(t)
+	out, errOut, code := runStats(t, "--watch", "--interval", "50ms", "--count", "3", "http://"+d.MetricsAddr()+"/metrics")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	frames := strings.Split(out, "\x1b[H\x1b[2J")
+	if len(frames) != 4 || frames[0] != "" {
+		t.Fatalf("want 3 frames each starting with clear-screen, got %d: %q", len(frames)-1, out)
+	}
+	if strings.Contains(frames[1], "rates over") {
+		t.Errorf("first frame has rates without a previous scrape:\n%s", frames[1])
+	}
+	for _, f := range frames[2:] {
+		if !regexp.MustCompile(`, rates over 0\.\ds\n`).MatchString(f) {
+			t.Errorf("later frame without rates:\n%s", f)
+		}
+	}
+}
+
+func TestStatsUnreachable(t *testing.T) {
+	_, errOut, code := runStats(t, "127.0.0.1:1")
+	if code != 6 || !strings.Contains(errOut, "--metrics-listen") {
+		t.Fatalf("exit %d, stderr %q; want 6 and a hint", code, errOut)
+	}
+	if _, _, code := runStats(t); code != 2 {
+		t.Fatalf("no argument: exit %d, want 2", code)
+	}
+}

@@ -1,0 +1,139 @@
+package daemon
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/gonfsrdma/gonfsrdma/metrics"
+)
+
+// health is what /healthz and gonfsrdma_ready say: up once Start has
+// brought every listener up, down again when one fails or Shutdown
+// begins.
+type health struct {
+	up     atomic.Bool
+	failed atomic.Bool // a listener's Serve returned an error
+}
+
+func (h *health) ready(rdma rdmaServer) bool {
+	if !h.up.Load() || h.failed.Load() {
+		return false
+	}
+	if svc, ok := rdma.(*rdmaService); ok && !svc.serving() {
+		return false
+	}
+	return true
+}
+
+// serving reports whether the RDMA listener still accepts connections.
+func (r *rdmaService) serving() bool {
+	select {
+	case <-r.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// reloadCounts counts exports loads for the metrics.
+type reloadCounts struct {
+	mu          sync.Mutex
+	ok, failed  uint64
+	lastSuccess time.Time
+}
+
+// loaded records the table loaded at start.
+func (r *reloadCounts) loaded(at time.Time) {
+	r.mu.Lock()
+	r.lastSuccess = at
+	r.mu.Unlock()
+}
+
+// record counts one reload's result.
+func (r *reloadCounts) record(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err != nil {
+		r.failed++
+		return
+	}
+	r.ok++
+	r.lastSuccess = time.Now()
+}
+
+func (r *reloadCounts) totals() metrics.ReloadTotals {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return metrics.ReloadTotals{OK: r.ok, Failed: r.failed, LastSuccess: r.lastSuccess}
+}
+
+// metricsSources reads the daemon's parts; Start calls it once they all
+// exist, so the closures only read fields that no longer change.
+func (d *Daemon) metricsSources() metrics.Sources {
+	src := metrics.Sources{
+		Version:        d.cfg.Version,
+		Ready:          func() bool { return d.health.ready(d.rdma) },
+		TCPBufferBytes: d.limits.BufferBytes,
+		DRCEntries:     d.drc.Len,
+		Reloads:        d.reloads.totals,
+	}
+	svc, _ := d.rdma.(*rdmaService)
+	src.Conns = func() map[string]int {
+		// Limits counts TCP (every program) and RDMA connections together.
+		all, rdma := d.limits.Conns(), 0
+		if svc != nil {
+			rdma = svc.srv.Stats().Conns
+		}
+		m := map[string]int{"tcp": max(all-rdma, 0)}
+		if svc != nil {
+			m["rdma"] = rdma
+		}
+		return m
+	}
+	if svc != nil {
+		src.RDMA = func() metrics.RDMATotals {
+			s := svc.srv.Stats()
+			return metrics.RDMATotals{CopiedBytes: s.CopiedBytes, CompletionLoopCalls: s.InlineCalls}
+		}
+	}
+	if d.nlm != nil {
+		src.LockTableEntries = d.nlm.Table().Len
+		src.Grace = func() (bool, time.Time) { return d.nsm.InGrace(), d.nsm.GraceEnd() }
+	}
+	return src
+}
+
+// startMetrics serves /metrics and /healthz on cfg.MetricsAddr, if set.
+func (d *Daemon) startMetrics() error {
+	if d.cfg.MetricsAddr == "" {
+		return nil
+	}
+	srv, err := metrics.Listen(d.log.Named("metrics"), d.cfg.MetricsAddr, metrics.NewRegistry(d.metricsSources()))
+	if err != nil {
+		return err
+	}
+	d.metrics = srv
+	d.log.Info("listening", zap.String("metrics", "http://"+srv.Addr().String()+"/metrics"))
+	return nil
+}
+
+// MetricsAddr is the bound metrics address, nil without --metrics-listen.
+func (d *Daemon) MetricsAddr() string {
+	if d.metrics == nil {
+		return ""
+	}
+	return d.metrics.Addr().String()
+}
+
+func (d *Daemon) stopMetrics(ctx context.Context) {
+	if d.metrics == nil {
+		return
+	}
+	if err := d.metrics.Close(ctx); err != nil {
+		d.log.Warn("metrics listener close", zap.Error(err))
+	}
+}

@@ -1,0 +1,209 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/gonfsrdma/gonfsrdma/metrics"
+	"github.com/gonfsrdma/gonfsrdma/nfs/client"
+	"github.com/gonfsrdma/gonfsrdma/nfs/mount"
+	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	"github.com/gonfsrdma/gonfsrdma/rpcrdma"
+	"github.com/gonfsrdma/gonfsrdma/verbs"
+)
+
+// metricsDaemon is a daemon serving TCP, RDMA on a software fabric and
+// metrics, with the export's root handle.
+type metricsDaemon struct {
+	d           *Daemon
+	fabric      *verbs.Fabric
+	rdmaAddr    string
+	dir         string
+	exportsFile string
+	root        []byte
+}
+
+func startMetricsDaemon(t *testing.T) *metricsDaemon {
+	t.Helper()
+	m := &metricsDaemon{fabric: verbs.NewFabric(), rdmaAddr: "metrics-daemon:20049"}
+	m.dir = filepath.Join(t.TempDir(), "export")
+	if err := os.Mkdir(m.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m.exportsFile = filepath.Join(t.TempDir(), "exports")
+	m.writeExports(t, fmt.Sprintf("%s 127.0.0.1(rw,no_root_squash,insecure,fsid=3)\n", m.dir))
+	log := zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
+	d, err := Start(context.Background(), log, Config{
+		ExportsFile: m.exportsFile, NFSAddr: "127.0.0.1:0", MountAddr: "127.0.0.1:0", NoPortmap: true,
+		StateDir: t.TempDir(), RDMAAddr: m.rdmaAddr, RequireRDMA: true, RDMAProvider: m.fabric, RDMACredits: 16,
+		MetricsAddr: "127.0.0.1:0", Version: "test-1", Grace: time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.d = d
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		d.Shutdown(ctx)
+	})
+	mc := m.dialTCP(t, d.MountAddr().String())
+	defer mc.Close()
+	if m.root, _, err = mount.Mnt(context.Background(), mc, m.dir); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func (m *metricsDaemon) writeExports(t *testing.T, text string) {
+	t.Helper()
+	if err := os.WriteFile(m.exportsFile, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (m *metricsDaemon) dialTCP(t *testing.T, addr string) *oncrpc.Client {
+	t.Helper()
+	c, err := oncrpc.Dial(context.Background(), "tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetCred(oncrpc.NewAuthSys("test", 0, 0))
+	return c
+}
+
+func (m *metricsDaemon) dialRDMA(t *testing.T, local string) *rpcrdma.Client {
+	t.Helper()
+	c, err := rpcrdma.Dial(context.Background(), m.fabric, m.rdmaAddr, rpcrdma.ClientConfig{
+		Cred: oncrpc.NewAuthSys("test", 0, 0), LocalAddr: local,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func (m *metricsDaemon) scrape(t *testing.T) *metrics.Snapshot {
+	t.Helper()
+	s, err := metrics.Scrape(context.Background(), http.DefaultClient, "http://"+m.d.MetricsAddr()+"/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func wantValue(t *testing.T, s *metrics.Snapshot, want float64, name string, labels ...string) {
+	t.Helper()
+	if !s.Has(name) {
+		t.Errorf("%s is not exported", name)
+		return
+	}
+	if got := s.Value(name, labels...); got != want {
+		t.Errorf("%s%v = %v, want %v", name, labels, got, want)
+	}
+}
+
+// TestMetricsServerState scrapes a daemon's /metrics and /healthz: the
+// connections open per transport, the reload results and the server's
+// identity.
+func TestMetricsServerState(t *testing.T) {
+	m := startMetricsDaemon(t)
+
+	resp, err := http.Get("http://" + m.d.MetricsAddr() + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || strings.TrimSpace(string(body)) != "ok" {
+		t.Fatalf("/healthz: %s %q", resp.Status, body)
+	}
+
+	// Two NFS connections over TCP and one over RDMA, each having
+	// answered a NULL, so the server has admitted them.
+	ctx := context.Background()
+	for range 2 {
+		c := m.dialTCP(t, m.d.NFSAddr().String())
+		defer c.Close()
+		if err := client.New(c).Null(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rc := m.dialRDMA(t, "127.0.0.1:40001")
+	defer rc.Close()
+	if err := client.New(rc).Null(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s := m.scrape(t)
+	wantValue(t, s, 1, "gonfsrdma_build_info", "version", "test-1")
+	wantValue(t, s, 1, "gonfsrdma_ready")
+	wantValue(t, s, 2, "gonfsrdma_connections", "transport", "tcp")
+	wantValue(t, s, 1, "gonfsrdma_connections", "transport", "rdma")
+	wantValue(t, s, 0, "gonfsrdma_exports_reloads_total", "result", "ok")
+	wantValue(t, s, 0, "gonfsrdma_nlm_table_entries")
+	if !s.Has("gonfsrdma_nlm_grace_active") || !s.Has("gonfsrdma_exports_last_reload_success_timestamp_seconds") {
+		t.Error("grace state or last reload time not exported")
+	}
+
+	// A reload of a broken file keeps the old table and counts an
+	// error; a good one counts ok.
+	m.writeExports(t, m.dir+" 127.0.0.1(rw,bogus_option)\n")
+	if err := m.d.Reload(); err == nil {
+		t.Fatal("reload of a broken exports file succeeded")
+	}
+	m.writeExports(t, fmt.Sprintf("%s 127.0.0.1(rw,no_root_squash,insecure,fsid=3)\n", m.dir))
+	if err := m.d.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	s = m.scrape(t)
+	wantValue(t, s, 1, "gonfsrdma_exports_reloads_total", "result", "ok")
+	wantValue(t, s, 1, "gonfsrdma_exports_reloads_total", "result", "error")
+}
+
+// TestHealthDown checks that readiness drops when a listener fails or
+// the RDMA listener stops.
+func TestHealthDown(t *testing.T) {
+	var h health
+	if h.ready(nil) {
+		t.Fatal("ready before start")
+	}
+	h.up.Store(true)
+	svc := &rdmaService{done: make(chan struct{})}
+	if !h.ready(svc) {
+		t.Fatal("not ready with every listener up")
+	}
+	close(svc.done)
+	if h.ready(svc) {
+		t.Fatal("ready after the RDMA listener stopped")
+	}
+	h.failed.Store(true)
+	if h.ready(nil) {
+		t.Fatal("ready after a listener failed")
+	}
+}
+
+// runMetricsWorkload runs calls over TCP and RDMA so that every family
+// the daemon exports has samples.
+func runMetricsWorkload(t *testing.T, m *metricsDaemon) {
+	t.Helper()
+	ctx := context.Background()
+	tc := m.dialTCP(t, m.d.NFSAddr().String())
+	defer tc.Close()
+	rc := m.dialRDMA(t, "127.0.0.1:40002")
+	defer rc.Close()
+	for _, c := range []oncrpc.Caller{tc, rc} {
+		if err := client.New(c).Null(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

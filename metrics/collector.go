@@ -1,0 +1,139 @@
+package metrics
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Sources says where each family's numbers come from. Every field is
+// optional: a nil function leaves its families out. The functions are
+// called at scrape time, from the scraping goroutine, and must be safe
+// for concurrent use with the data path (they read atomics or take the
+// owner's lock briefly).
+type Sources struct {
+	Version string
+	// Ready reports whether every listener is up.
+	Ready func() bool
+
+	// Conns returns the connections open per transport name ("tcp",
+	// "rdma").
+	Conns func() map[string]int
+	// TCPBufferBytes is the bytes of TCP call and reply buffers held.
+	TCPBufferBytes func() int64
+	// RDMA returns the RPC-over-RDMA transport's totals.
+	RDMA func() RDMATotals
+	// DRCEntries is the duplicate request cache's size.
+	DRCEntries func() int
+	// LockTableEntries is the lock table's size.
+	LockTableEntries func() int
+	// Grace returns whether the grace period is on and when it ends.
+	Grace func() (active bool, end time.Time)
+	// Reloads returns the exports reload results.
+	Reloads func() ReloadTotals
+}
+
+// RDMATotals are the RPC-over-RDMA server's counters.
+type RDMATotals struct {
+	CopiedBytes, CompletionLoopCalls int64
+}
+
+// ReloadTotals count exports loads.
+type ReloadTotals struct {
+	OK, Failed  uint64
+	LastSuccess time.Time // zero: never
+}
+
+// collector turns Sources into constant metrics at each scrape.
+type collector struct {
+	src   Sources
+	descs map[string]*prometheus.Desc
+	fams  []Family
+}
+
+func newCollector(src Sources) *collector {
+	c := &collector{src: src, descs: make(map[string]*prometheus.Desc)}
+	add := func(on bool, fs ...Family) {
+		if !on {
+			return
+		}
+		for _, f := range fs {
+			c.fams = append(c.fams, f)
+			c.descs[f.Name] = f.desc()
+		}
+	}
+	add(true, famBuildInfo)
+	add(src.Ready != nil, famReady)
+	add(src.Conns != nil, famConns)
+	add(src.TCPBufferBytes != nil, famTCPBuffers)
+	add(src.RDMA != nil, famRDMACopied, famRDMAQuick)
+	add(src.DRCEntries != nil, famDRCEntries)
+	add(src.LockTableEntries != nil, famLockEntries)
+	add(src.Grace != nil, famGrace, famGraceEnd)
+	add(src.Reloads != nil, famReloads, famReloadTime)
+	return c
+}
+
+// Describe implements prometheus.Collector.
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range c.descs {
+		ch <- d
+	}
+}
+
+// emit sends one sample of family f.
+func (c *collector) emit(ch chan<- prometheus.Metric, f Family, v float64, labels ...string) {
+	ch <- prometheus.MustNewConstMetric(c.descs[f.Name], f.valueType(), v, labels...)
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Collect implements prometheus.Collector.
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	s := &c.src
+	c.emit(ch, famBuildInfo, 1, s.Version)
+	if s.Ready != nil {
+		c.emit(ch, famReady, boolValue(s.Ready()))
+	}
+	if s.Conns != nil {
+		for transport, n := range s.Conns() {
+			c.emit(ch, famConns, float64(n), transport)
+		}
+	}
+	if s.TCPBufferBytes != nil {
+		c.emit(ch, famTCPBuffers, float64(s.TCPBufferBytes()))
+	}
+	if s.RDMA != nil {
+		r := s.RDMA()
+		c.emit(ch, famRDMACopied, float64(r.CopiedBytes))
+		c.emit(ch, famRDMAQuick, float64(r.CompletionLoopCalls))
+	}
+	if s.DRCEntries != nil {
+		c.emit(ch, famDRCEntries, float64(s.DRCEntries()))
+	}
+	if s.LockTableEntries != nil {
+		c.emit(ch, famLockEntries, float64(s.LockTableEntries()))
+	}
+	if s.Grace != nil {
+		on, end := s.Grace()
+		c.emit(ch, famGrace, boolValue(on))
+		if !end.IsZero() {
+			c.emit(ch, famGraceEnd, unixSeconds(end))
+		}
+	}
+	if s.Reloads != nil {
+		r := s.Reloads()
+		c.emit(ch, famReloads, float64(r.OK), "ok")
+		c.emit(ch, famReloads, float64(r.Failed), "error")
+		if !r.LastSuccess.IsZero() {
+			c.emit(ch, famReloadTime, unixSeconds(r.LastSuccess))
+		}
+	}
+}
+
+func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
