@@ -17,8 +17,12 @@ all: build
 deps:
 	@scripts/deps.sh
 
+# The version `gonfsrdma --version` prints: the git description of the tree.
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+LDFLAGS  := -X main.version=$(VERSION)
+
 build:
-	CGO_ENABLED=1 $(GO) build -o $(BIN) ./cmd/gonfsrdma
+	CGO_ENABLED=1 $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/gonfsrdma
 
 # Serve $(EXPORT) (created if missing) read-write to loopback clients.
 run: deps build

@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"os/signal"
+	"path"
 	"strings"
 	"syscall"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/gonfsrdma/gonfsrdma/bench"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
@@ -29,27 +31,28 @@ func benchCommand() *cli.Command {
 			&cli.StringFlag{Name: "transport", Value: bench.TCP, Usage: "tcp or rdma (MOUNT always uses TCP)"},
 			&cli.IntFlag{Name: "port", Usage: "NFS port (default 2049 for tcp, 20049 for rdma)"},
 			&cli.IntFlag{Name: "mountport", Usage: "MOUNT port (default: ask rpcbind, else 20048)"},
-			&cli.StringFlag{Name: "size", Value: "1GiB", Usage: "sequential file size"},
-			&cli.StringFlag{Name: "block", Value: "1MiB", Usage: "sequential READ/WRITE size"},
+			&cli.StringFlag{Name: "size", Value: "1GiB", Usage: "sequential file `SIZE`"},
+			&cli.StringFlag{Name: "block", Value: "1MiB", Usage: "sequential READ/WRITE `SIZE`"},
 			&cli.IntFlag{Name: "qd", Value: bench.DefaultQD, Usage: "outstanding calls for sequential and metadata phases"},
 			&cli.IntFlag{Name: "rand-qd", Value: bench.DefaultRandQD, Usage: "outstanding 4 KiB random READs"},
 			&cli.DurationFlag{Name: "rand-time", Value: bench.DefaultRandDuration, Usage: "random-read duration"},
 			&cli.Int64Flag{Name: "rand-ops", Usage: "random READs to issue instead of --rand-time"},
 			&cli.IntFlag{Name: "files", Value: bench.DefaultFiles, Usage: "files for the metadata phases"},
-			&cli.StringFlag{Name: "skip", Usage: "comma-separated phases to skip (seq-write,seq-read,rand-read,create,stat,remove)"},
+			&cli.StringFlag{Name: "skip", Usage: "comma-separated `PHASES` to skip (seq-write,seq-read,rand-read,create,stat,remove)"},
 			&cli.UintFlag{Name: "uid", Value: uint(os.Geteuid()), Usage: "AUTH_SYS uid"},
 			&cli.UintFlag{Name: "gid", Value: uint(os.Getegid()), Usage: "AUTH_SYS gid"},
 			&cli.IntFlag{Name: "server-pid", Usage: "local server process whose CPU time (/proc/PID/stat) to report per phase"},
-			&cli.StringFlag{Name: "json", Usage: "also write the result as JSON to this file (- for stdout)"},
+			&cli.StringFlag{Name: "json", Usage: "also write the result as JSON to `FILE` (- for stdout)"},
 			&cli.BoolFlag{Name: "quiet", Usage: "no progress line"},
 		},
-		Action: func(c *cli.Context) error {
+		Action: func(ctx context.Context, c *cli.Command) error {
 			if c.NArg() != 1 {
-				return cli.Exit("usage: gonfsrdma bench [flags] SERVER:/EXPORT", 2)
+				return cli.Exit("gonfsrdma bench: name one server and export: gonfsrdma bench [flags] SERVER:/EXPORT, "+
+					"as in gonfsrdma bench 127.0.0.1:/srv/gonfsrdma --size 256MiB", exitUsage)
 			}
 			host, export, err := splitTarget(c.Args().First())
 			if err != nil {
-				return cli.Exit(err.Error(), 2)
+				return cli.Exit("gonfsrdma bench: "+err.Error(), exitUsage)
 			}
 			cfg := bench.Config{
 				Host: host, Export: export, Transport: c.String("transport"),
@@ -84,7 +87,7 @@ func benchCommand() *cli.Command {
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			progress := c.App.ErrWriter
+			progress := c.Root().ErrWriter
 			if c.Bool("quiet") {
 				progress = nil
 			}
@@ -92,13 +95,13 @@ func benchCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if err := bench.WriteTable(c.App.Writer, &res); err != nil {
+			if err := bench.WriteTable(c.Root().Writer, &res); err != nil {
 				return err
 			}
 			switch path := c.String("json"); path {
 			case "":
 			case "-":
-				return bench.WriteJSON(c.App.Writer, &res)
+				return bench.WriteJSON(c.Root().Writer, &res)
 			default:
 				f, err := os.Create(path)
 				if err != nil {
@@ -116,25 +119,54 @@ func benchCommand() *cli.Command {
 }
 
 // splitTarget splits SERVER:/EXPORT; SERVER may be a bracketed IPv6
-// address.
+// address. A target written another common way (an nfs:// URL,
+// SERVER/EXPORT) is refused with the spelling to use.
 func splitTarget(s string) (host, export string, err error) {
+	bad := func() (string, string, error) {
+		return "", "", fmt.Errorf("%q is not SERVER:/EXPORT%s", s, targetHint(s))
+	}
+	if strings.Contains(s, "://") {
+		return bad()
+	}
 	rest := s
 	if strings.HasPrefix(s, "[") {
 		i := strings.Index(s, "]:")
 		if i < 0 {
-			return "", "", fmt.Errorf("bad target %q: want SERVER:/EXPORT", s)
+			return bad()
 		}
 		host, rest = s[1:i], s[i+1:]
 	} else {
 		i := strings.IndexByte(s, ':')
 		if i < 0 {
-			return "", "", fmt.Errorf("bad target %q: want SERVER:/EXPORT", s)
+			return bad()
 		}
 		host, rest = s[:i], s[i:]
 	}
 	export = strings.TrimPrefix(rest, ":")
-	if host == "" || !strings.HasPrefix(export, "/") {
-		return "", "", fmt.Errorf("bad target %q: want SERVER:/EXPORT", s)
+	if host == "" || !strings.HasPrefix(export, "/") || strings.Contains(host, "/") {
+		return bad()
 	}
 	return host, export, nil
+}
+
+// targetHint suggests the SERVER:/EXPORT spelling of a mistyped target.
+func targetHint(s string) string {
+	if u, err := url.Parse(s); err == nil && u.Scheme == "nfs" && u.Host != "" {
+		h := u.Hostname()
+		if strings.Contains(h, ":") {
+			h = "[" + h + "]"
+		}
+		hint := "; type " + h + ":" + path.Clean("/"+u.Path)
+		if u.Port() != "" {
+			hint += " --port " + u.Port()
+		}
+		return hint
+	}
+	if i := strings.IndexByte(s, '/'); i > 0 && !strings.Contains(s[:i], ":") {
+		return "; type " + s[:i] + ":" + s[i:]
+	}
+	if strings.HasPrefix(s, "/") {
+		return "; type SERVER:" + s + ", as in 127.0.0.1:" + s
+	}
+	return ", as in 127.0.0.1:/srv/gonfsrdma"
 }

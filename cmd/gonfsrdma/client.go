@@ -21,7 +21,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
 	"github.com/gonfsrdma/gonfsrdma/nfsclient"
@@ -61,7 +61,7 @@ func clientCommands() []*cli.Command {
 			Flags: []cli.Flag{
 				&cli.BoolFlag{Name: "r", Usage: "copy directories recursively"},
 				&cli.IntFlag{Name: "P", Usage: "READs/WRITEs in flight per file (default: the URL's depth=, else 8)"},
-				&cli.StringFlag{Name: "block", Usage: "READ/WRITE size, e.g. 1M (default: the URL's bs=, else the server's preferred size)"},
+				&cli.StringFlag{Name: "block", Usage: "READ/WRITE `SIZE`, e.g. 1M (default: the URL's bs=, else the server's preferred size)"},
 				&cli.BoolFlag{Name: "q", Usage: "no progress bar and no summary"},
 			},
 			Action: clientAction(runCp),
@@ -94,11 +94,11 @@ type session struct {
 	errOut io.Writer
 }
 
-func clientAction(run func(*session, *cli.Context) error) cli.ActionFunc {
-	return func(c *cli.Context) error {
-		ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+func clientAction(run func(*session, *cli.Command) error) cli.ActionFunc {
+	return func(ctx context.Context, c *cli.Command) error {
+		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		s := &session{ctx: ctx, mounts: map[string]*nfsclient.FS{}, out: c.App.Writer, errOut: c.App.ErrWriter}
+		s := &session{ctx: ctx, mounts: map[string]*nfsclient.FS{}, out: c.Root().Writer, errOut: c.Root().ErrWriter}
 		if s.errOut == nil {
 			s.errOut = os.Stderr
 		}
@@ -111,7 +111,7 @@ func clientAction(run func(*session, *cli.Context) error) cli.ActionFunc {
 		if err == nil {
 			return nil
 		}
-		return cli.Exit("gonfsrdma "+c.Command.Name+": "+err.Error(), exitCode(err))
+		return cli.Exit("gonfsrdma "+c.Name+": "+err.Error(), exitCode(err))
 	}
 }
 
@@ -188,12 +188,12 @@ func relPath(p string) string {
 	return p
 }
 
-func needArgs(c *cli.Context, n int) error {
+func needArgs(c *cli.Command, n int) error {
 	if c.NArg() < n {
-		return usageError{fmt.Sprintf("needs at least %d argument(s); see gonfsrdma %s --help", n, c.Command.Name)}
+		return usageError{fmt.Sprintf("needs at least %d argument(s); see gonfsrdma %s --help", n, c.Name)}
 	}
 	for _, a := range c.Args().Slice() {
-		if c.Command.Name != "cp" && !isRemote(a) {
+		if c.Name != "cp" && !isRemote(a) {
 			return usageError{fmt.Sprintf("%q is not an nfs:// URL", a)}
 		}
 	}
@@ -266,7 +266,7 @@ func longLine(f *nfsclient.FS, p string, fi fs.FileInfo) string {
 		fi.ModTime().UTC().Format("2006-01-02 15:04"), name)
 }
 
-func runLs(s *session, c *cli.Context) error {
+func runLs(s *session, c *cli.Command) error {
 	if err := needArgs(c, 1); err != nil {
 		return err
 	}
@@ -350,7 +350,7 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-func runCat(s *session, c *cli.Context) error {
+func runCat(s *session, c *cli.Command) error {
 	if err := needArgs(c, 1); err != nil {
 		return err
 	}
@@ -372,7 +372,7 @@ func runCat(s *session, c *cli.Context) error {
 	return nil
 }
 
-func runStat(s *session, c *cli.Context) error {
+func runStat(s *session, c *cli.Command) error {
 	if err := needArgs(c, 1); err != nil {
 		return err
 	}
@@ -405,7 +405,7 @@ func runStat(s *session, c *cli.Context) error {
 	return nil
 }
 
-func runMkdir(s *session, c *cli.Context) error {
+func runMkdir(s *session, c *cli.Command) error {
 	if err := needArgs(c, 1); err != nil {
 		return err
 	}
@@ -426,7 +426,7 @@ func runMkdir(s *session, c *cli.Context) error {
 	return nil
 }
 
-func runRm(s *session, c *cli.Context) error {
+func runRm(s *session, c *cli.Command) error {
 	if err := needArgs(c, 1); err != nil {
 		return err
 	}
@@ -460,7 +460,7 @@ func runRm(s *session, c *cli.Context) error {
 	return nil
 }
 
-func runMv(s *session, c *cli.Context) error {
+func runMv(s *session, c *cli.Command) error {
 	if c.NArg() != 2 {
 		return usageError{"mv needs exactly SRC and DST"}
 	}
@@ -497,7 +497,7 @@ type dfJSON struct {
 	AvailFiles uint64 `json:"avail_files"`
 }
 
-func runDf(s *session, c *cli.Context) error {
+func runDf(s *session, c *cli.Command) error {
 	if err := needArgs(c, 1); err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
@@ -49,24 +49,24 @@ func startExport(t *testing.T) (string, string) {
 	return dir, fmt.Sprintf("nfs://127.0.0.1:%s%s", nport, dir) + "%s?mountport=" + mport
 }
 
-// run runs one client command and returns stdout, stderr and the exit code.
+// run runs one command line and returns stdout, stderr and the exit code.
 func run(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	code := 0
-	app := &cli.App{
-		Name: "gonfsrdma", Commands: clientCommands(), Writer: &out, ErrWriter: &errOut,
-		ExitErrHandler: func(_ *cli.Context, err error) {
-			var ec cli.ExitCoder
-			if errors.As(err, &ec) {
-				code = ec.ExitCode()
-				fmt.Fprintln(&errOut, err)
-			} else if err != nil {
-				code = -1
-			}
-		},
+	app := newApp()
+	app.Writer, app.ErrWriter = &out, &errOut
+	app.ExitErrHandler = func(_ context.Context, _ *cli.Command, err error) {
+		var ec cli.ExitCoder
+		if errors.As(err, &ec) {
+			code = ec.ExitCode()
+			fmt.Fprintln(&errOut, err)
+		} else if err != nil {
+			code = -1
+			fmt.Fprintln(&errOut, err)
+		}
 	}
-	if err := app.Run(append([]string{"gonfsrdma"}, args...)); err != nil && code == 0 {
+	if err := app.Run(context.Background(), append([]string{"gonfsrdma"}, args...)); err != nil && code == 0 {
 		code = -1
 		fmt.Fprintln(&errOut, err)
 	}

@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/gonfsrdma/gonfsrdma/conformance"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
@@ -42,8 +41,8 @@ func conformanceCommand() *cli.Command {
 			&cli.UintFlag{Name: "uid", Value: uint(os.Geteuid()), Usage: "AUTH_SYS uid"},
 			&cli.UintFlag{Name: "gid", Value: uint(os.Getegid()), Usage: "AUTH_SYS gid"},
 		},
-		Action: func(c *cli.Context) error {
-			out := c.App.Writer
+		Action: func(ctx context.Context, c *cli.Command) error {
+			out := c.Root().Writer
 			if c.Bool("showflags") {
 				conformance.ShowFlags(out)
 				return nil
@@ -53,13 +52,13 @@ func conformanceCommand() *cli.Command {
 				return nil
 			}
 			if c.NArg() < 1 {
-				return errors.New("conformance: need SERVER:/EXPORT")
+				return cli.Exit("gonfsrdma conformance: which server? Type gonfsrdma conformance [flags] SERVER:/EXPORT [FLAGS|CODES...], "+
+					"as in gonfsrdma conformance 127.0.0.1:/srv/gonfsrdma rpc (--showcodes and --showflags list what to select)", exitUsage)
 			}
-			host, export, found := strings.Cut(c.Args().First(), ":")
-			if !found || host == "" || !strings.HasPrefix(export, "/") {
-				return fmt.Errorf("conformance: %q is not SERVER:/EXPORT", c.Args().First())
+			host, export, err := splitTarget(c.Args().First())
+			if err != nil {
+				return cli.Exit("gonfsrdma conformance: "+err.Error(), exitUsage)
 			}
-			host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
 			cfg := conformance.Config{
 				Server:          host,
 				Export:          export,
@@ -107,7 +106,7 @@ func conformanceCommand() *cli.Command {
 					return p.Dial(ctx, addr, cp)
 				}
 			}
-			sum, err := conformance.Run(c.Context, cfg, out)
+			sum, err := conformance.Run(ctx, cfg, out)
 			if err != nil {
 				return err
 			}

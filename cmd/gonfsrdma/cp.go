@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/schollz/progressbar/v3"
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/gonfsrdma/gonfsrdma/nfsclient"
 )
@@ -92,7 +92,7 @@ type cpJob struct {
 	perm     fs.FileMode
 }
 
-func runCp(s *session, c *cli.Context) error {
+func runCp(s *session, c *cli.Command) error {
 	if c.NArg() < 2 {
 		return usageError{"cp needs SRC... DST"}
 	}

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
@@ -20,13 +20,34 @@ import (
 	"github.com/gonfsrdma/gonfsrdma/rpcrdma"
 )
 
-// version is set by the build (-ldflags "-X main.version=...").
+// version is set by the build (make build: -ldflags "-X main.version=$(git describe)");
+// without it the module version or VCS revision from the build info is used.
 var version = ""
 
 func main() {
-	app := &cli.App{
-		Name:  "gonfsrdma",
-		Usage: "NFSv3 server over TCP and RPC-over-RDMA",
+	if err := newApp().Run(context.Background(), os.Args); err != nil {
+		fmt.Fprintln(os.Stderr, "gonfsrdma:", err)
+		os.Exit(1)
+	}
+}
+
+// newApp is the whole command line: main runs it, the tests drive it and
+// the man page is generated from it (gonfsrdma man).
+func newApp() *cli.Command {
+	app := &cli.Command{
+		Name:    "gonfsrdma",
+		Usage:   "NFSv3 server over TCP and RPC-over-RDMA",
+		Version: buildVersion(),
+		// Flags may follow the positional arguments (cli v3 parses
+		// them anywhere until "--"), mistyped commands and flags get a
+		// "Did you mean" and `gonfsrdma completion SHELL` prints a
+		// completion script.
+		Suggest:               true,
+		EnableShellCompletion: true,
+		ConfigureShellCompletionCommand: func(c *cli.Command) {
+			c.Hidden = false
+			c.Usage = "print the shell completion script for bash, zsh, fish or pwsh"
+		},
 		Commands: append([]*cli.Command{
 			serveCommand(),
 			exportsCommand(),
@@ -36,17 +57,15 @@ func main() {
 			{
 				Name:  "version",
 				Usage: "print the version",
-				Action: func(c *cli.Context) error {
-					fmt.Fprintln(c.App.Writer, "gonfsrdma", buildVersion())
+				Action: func(ctx context.Context, c *cli.Command) error {
+					fmt.Fprintln(c.Root().Writer, "gonfsrdma", buildVersion())
 					return nil
 				},
 			},
 		}, clientCommands()...),
 	}
-	if err := app.Run(os.Args); err != nil {
-		fmt.Fprintln(os.Stderr, "gonfsrdma:", err)
-		os.Exit(1)
-	}
+	explainUsage(app)
+	return app
 }
 
 func buildVersion() string {
@@ -54,6 +73,10 @@ func buildVersion() string {
 		return version
 	}
 	if bi, ok := debug.ReadBuildInfo(); ok {
+		// go install github.com/gonfsrdma/gonfsrdma/cmd/gonfsrdma@v1.2.3
+		if v := bi.Main.Version; v != "" && v != "(devel)" {
+			return v
+		}
 		rev, dirty := "", ""
 		for _, s := range bi.Settings {
 			switch s.Key {
@@ -103,20 +126,20 @@ func serveCommand() *cli.Command {
 		Description: "Serves the exports file (or, without one, a default directory read-write to loopback " +
 			"clients) over NFSv3 on TCP and RPC-over-RDMA, with MOUNT v3 and rpcbind.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "exports", Usage: "exports(5) file; SIGHUP reloads it"},
-			&cli.StringFlag{Name: "default-export", Value: "/srv/gonfsrdma", Usage: "directory exported (rw, loopback only) when no --exports file is given"},
-			&cli.StringFlag{Name: "listen", Value: ":2049", Usage: "NFS over TCP address"},
-			&cli.StringFlag{Name: "mount-listen", Value: ":20048", Usage: "MOUNT v3 address (TCP and UDP)"},
-			&cli.StringFlag{Name: "rdma-listen", Value: ":20049", Usage: "NFS over RPC-over-RDMA address; empty disables RDMA"},
+			&cli.StringFlag{Name: "exports", Usage: "exports(5) `FILE`; SIGHUP reloads it"},
+			&cli.StringFlag{Name: "default-export", Value: "/srv/gonfsrdma", Usage: "`DIR` exported (rw, loopback only) when no --exports file is given"},
+			&cli.StringFlag{Name: "listen", Value: ":2049", Usage: "NFS over TCP `ADDR:PORT`"},
+			&cli.StringFlag{Name: "mount-listen", Value: ":20048", Usage: "MOUNT v3 `ADDR:PORT` (TCP and UDP)"},
+			&cli.StringFlag{Name: "rdma-listen", Value: ":20049", Usage: "NFS over RPC-over-RDMA `ADDR:PORT`; empty disables RDMA"},
 			&cli.BoolFlag{Name: "require-rdma", Usage: "fail when RDMA cannot listen instead of serving TCP only"},
-			&cli.StringFlag{Name: "portmap-listen", Value: ":111", Usage: "rpcbind address (TCP and UDP)"},
+			&cli.StringFlag{Name: "portmap-listen", Value: ":111", Usage: "rpcbind `ADDR:PORT` (TCP and UDP)"},
 			&cli.BoolFlag{Name: "no-portmap", Usage: "neither run rpcbind nor register with one"},
-			&cli.StringFlag{Name: "state-dir", Value: "/var/lib/gonfsrdma", Usage: "directory for persistent state"},
+			&cli.StringFlag{Name: "state-dir", Value: "/var/lib/gonfsrdma", Usage: "`DIR` for persistent state"},
 			&cli.IntFlag{Name: "rdma-credits", Value: 64, Usage: "RPC-over-RDMA credits granted per connection"},
 			&cli.IntFlag{Name: "rdma-inline", Value: 4096, Usage: "RPC-over-RDMA inline message size (1024-65536)"},
 			&cli.IntFlag{Name: "max-inflight", Value: 64, Usage: "calls in progress per TCP connection"},
-			&cli.StringFlag{Name: "nlm-listen", Value: ":4045", Usage: "NLM (file locking, program 100021 v1/v3/v4) address (TCP and UDP)"},
-			&cli.StringFlag{Name: "nsm-listen", Value: ":4046", Usage: "NSM (status monitor, program 100024) address (TCP and UDP)"},
+			&cli.StringFlag{Name: "nlm-listen", Value: ":4045", Usage: "NLM (file locking, program 100021 v1/v3/v4) `ADDR:PORT` (TCP and UDP)"},
+			&cli.StringFlag{Name: "nsm-listen", Value: ":4046", Usage: "NSM (status monitor, program 100024) `ADDR:PORT` (TCP and UDP)"},
 			&cli.BoolFlag{Name: "no-nlm", Usage: "serve no file locking (NLM, NSM); clients must mount with -o nolock"},
 			&cli.DurationFlag{Name: "grace", Value: 90 * time.Second, Usage: "grace period for lock reclaims after a restart that had clients holding locks"},
 			&cli.IntFlag{Name: "max-connections", Usage: "connections in total over TCP and RDMA (0: half the descriptor limit, at most 4096; -1: no cap)"},
@@ -125,12 +148,23 @@ func serveCommand() *cli.Command {
 			&cli.Int64Flag{Name: "buffer-budget-mib", Value: oncrpc.DefaultBufferBudget >> 20, Usage: "MiB of TCP call and reply buffers across connections before the largest holders are throttled"},
 			&cli.Int64Flag{Name: "rdma-max-pinned-mib", Value: rpcrdma.DefaultMaxPinned >> 20, Usage: "MiB of registered memory across RDMA connections; a connection over it is rejected"},
 			&cli.BoolFlag{Name: "tcp-splice", Usage: "send TCP READ data from the page cache with splice(2) instead of copying it (less server CPU; slower on loopback)"},
-			&cli.StringFlag{Name: "metrics-listen", Usage: "serve Prometheus metrics (/metrics) and readiness (/healthz) over HTTP on ADDR:PORT (default: off)"},
-			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
-			&cli.StringFlag{Name: "log-format", Value: "console", Usage: "console or json"},
-			&cli.StringFlag{Name: "cpu-profile", Usage: "write a pprof CPU profile of the whole run to this file (on shutdown)"},
+			&cli.StringFlag{Name: "metrics-listen", Usage: "serve Prometheus metrics (/metrics) and readiness (/healthz) over HTTP on `ADDR:PORT` (default: off)"},
+			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "`LEVEL`: debug, info, warn or error"},
+			&cli.StringFlag{Name: "log-format", Value: "console", Usage: "`FORMAT`: console or json"},
+			&cli.StringFlag{Name: "cpu-profile", Usage: "write a pprof CPU profile of the whole run to `FILE` (on shutdown)"},
 		},
-		Action: func(c *cli.Context) error {
+		Action: func(ctx context.Context, c *cli.Command) error {
+			if c.NArg() > 0 {
+				msg := fmt.Sprintf("gonfsrdma serve: takes no arguments, only flags (got %q)", c.Args().First())
+				if fi, err := os.Stat(c.Args().First()); err == nil {
+					if fi.IsDir() {
+						msg += fmt.Sprintf("; to export a directory to loopback clients type gonfsrdma serve --default-export %s", c.Args().First())
+					} else {
+						msg += fmt.Sprintf("; for an exports file type gonfsrdma serve --exports %s", c.Args().First())
+					}
+				}
+				return cli.Exit(msg, exitUsage)
+			}
 			log, err := newLogger(c.String("log-level"), c.String("log-format"))
 			if err != nil {
 				return err
@@ -206,23 +240,23 @@ func exportsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "exports",
 		Usage: "inspect exports files",
-		Subcommands: []*cli.Command{{
+		Commands: []*cli.Command{{
 			Name:      "check",
 			Usage:     "parse an exports file and print the effective table or the errors",
 			ArgsUsage: "FILE",
-			Action: func(c *cli.Context) error {
+			Action: func(ctx context.Context, c *cli.Command) error {
 				if c.NArg() != 1 {
 					return cli.Exit("usage: gonfsrdma exports check FILE", 2)
 				}
 				t, warnings, err := exports.Load(c.Args().First(), exports.ParseOptions{})
 				for _, w := range warnings {
-					fmt.Fprintln(c.App.ErrWriter, "warning:", w)
+					fmt.Fprintln(c.Root().ErrWriter, "warning:", w)
 				}
 				if err != nil {
-					fmt.Fprintln(c.App.ErrWriter, err)
+					fmt.Fprintln(c.Root().ErrWriter, err)
 					return cli.Exit("", 1)
 				}
-				return exports.WriteTable(c.App.Writer, t)
+				return exports.WriteTable(c.Root().Writer, t)
 			},
 		}},
 	}

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/gonfsrdma/gonfsrdma/metrics"
 )
@@ -26,7 +26,7 @@ func statsCommand() *cli.Command {
 			&cli.IntFlag{Name: "top", Value: 10, Usage: "rows in the busiest-clients table"},
 			&cli.DurationFlag{Name: "timeout", Value: 5 * time.Second, Usage: "time allowed for one scrape"},
 		},
-		Action: func(c *cli.Context) error {
+		Action: func(ctx context.Context, c *cli.Command) error {
 			if c.NArg() != 1 {
 				return cli.Exit("usage: gonfsrdma stats [--watch] HOST:PORT (the server's --metrics-listen address)", 2)
 			}
@@ -36,14 +36,14 @@ func statsCommand() *cli.Command {
 			url := metricsURL(c.Args().First())
 			client := &http.Client{Timeout: c.Duration("timeout")}
 			opts := metrics.ViewOptions{TopClients: c.Int("top")}
-			ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
+			ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			cur, err := metrics.Scrape(ctx, client, url)
 			if err != nil {
 				return cli.Exit(fmt.Sprintf("gonfsrdma stats: %v (is the server running with --metrics-listen?)", err), 6)
 			}
 			if !c.Bool("watch") {
-				return metrics.WriteStats(c.App.Writer, cur, nil, opts)
+				return metrics.WriteStats(c.Root().Writer, cur, nil, opts)
 			}
 			return watchStats(ctx, c, client, url, cur, opts)
 		},
@@ -53,7 +53,7 @@ func statsCommand() *cli.Command {
 // watchStats redraws the view every interval until ctx ends or count
 // refreshes are done; the screen is cleared and the cursor homed before
 // each frame, so the view refreshes in place.
-func watchStats(ctx context.Context, c *cli.Context, client *http.Client, url string, cur *metrics.Snapshot, opts metrics.ViewOptions) error {
+func watchStats(ctx context.Context, c *cli.Command, client *http.Client, url string, cur *metrics.Snapshot, opts metrics.ViewOptions) error {
 	var prev *metrics.Snapshot
 	t := time.NewTicker(c.Duration("interval"))
 	defer t.Stop()
@@ -63,7 +63,7 @@ func watchStats(ctx context.Context, c *cli.Context, client *http.Client, url st
 		if err := metrics.WriteStats(&frame, cur, prev, opts); err != nil {
 			return err
 		}
-		if _, err := fmt.Fprint(c.App.Writer, frame.String()); err != nil {
+		if _, err := fmt.Fprint(c.Root().Writer, frame.String()); err != nil {
 			return err
 		}
 		if limit := c.Int("count"); limit > 0 && n >= limit {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
@@ -51,9 +51,9 @@ func runStats(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	code := 0
-	app := &cli.App{
+	app := &cli.Command{
 		Name: "gonfsrdma", Commands: []*cli.Command{statsCommand()}, Writer: &out, ErrWriter: &errOut,
-		ExitErrHandler: func(_ *cli.Context, err error) {
+		ExitErrHandler: func(_ context.Context, _ *cli.Command, err error) {
 			var ec cli.ExitCoder
 			if errors.As(err, &ec) {
 				code = ec.ExitCode()
@@ -61,7 +61,7 @@ func runStats(t *testing.T, args ...string) (string, string, int) {
 			}
 		},
 	}
-	if err := app.Run(append([]string{"gonfsrdma", "stats"}, args...)); err != nil && code == 0 {
+	if err := app.Run(context.Background(), append([]string{"gonfsrdma", "stats"}, args...)); err != nil && code == 0 {
 		code = -1
 		errOut.WriteString(err.Error())
 	}
