@@ -237,7 +237,7 @@ var escapeAttacks = []attack[*escapeEnv]{
 	{"mountpath", escapeMountPath},
 }
 
-// forgeHandle builds a handle in the OS backend's layout (vfs/doc.go):
+// forgeHandle builds a handle in the OS backend's layout (vfs/localfs/doc.go):
 // the NFS header of a real handle, layout version 1, the kernel handle's
 // length, type and bytes, and an 8-byte MAC.
 func forgeHandle(header []byte, kh unix.FileHandle, mac []byte) []byte {

@@ -17,6 +17,8 @@ import (
 	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	"github.com/gonfsrdma/gonfsrdma/vfs"
+	"github.com/gonfsrdma/gonfsrdma/vfs/billyfs"
+	"github.com/gonfsrdma/gonfsrdma/vfs/localfs"
 )
 
 // exportSet is one published generation of the export table with its
@@ -140,9 +142,9 @@ func allReadOnly(e *exports.Export) bool {
 func (st *exportState) open(path, backend string, fsid uint32) (vfs.FS, error) {
 	switch backend {
 	case exports.BackendMem:
-		return vfs.NewMem(vfs.MemOptions{Logger: st.log.With(zap.String("export", path))}), nil
+		return billyfs.NewMem(billyfs.Options{Logger: st.log.With(zap.String("export", path))}), nil
 	case exports.BackendOS, "":
-		return vfs.NewOS(path, vfs.OSOptions{Logger: st.log.With(zap.String("export", path)), HandleKey: st.handleKey, HandleDomain: nfs.HandleDomain(fsid)})
+		return localfs.New(path, localfs.Options{Logger: st.log.With(zap.String("export", path)), HandleKey: st.handleKey, HandleDomain: nfs.HandleDomain(fsid)})
 	}
 	return nil, fmt.Errorf("unknown backend %q", backend)
 }

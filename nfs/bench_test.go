@@ -11,6 +11,7 @@ import (
 	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	"github.com/gonfsrdma/gonfsrdma/vfs"
+	"github.com/gonfsrdma/gonfsrdma/vfs/localfs"
 	"github.com/gonfsrdma/gonfsrdma/xdr"
 )
 
@@ -83,7 +84,7 @@ func (r *dispatchRig) mkfile(tb testing.TB, fs vfs.FS, size int) []byte {
 // benchFS is the OS backend over a temporary directory (pread/pwrite, no
 // backend allocations).
 func benchFS(b *testing.B) vfs.FS {
-	fs, err := vfs.NewOS(b.TempDir(), vfs.OSOptions{HandleKey: testHandleKey})
+	fs, err := localfs.New(b.TempDir(), localfs.Options{HandleKey: testHandleKey})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -81,14 +81,14 @@
 // # Directory cookies
 //
 // Cookies and the cookie verifier come from the backend (vfs.FS.ReadDir;
-// vfs/doc.go describes each backend's scheme): an entry that is not
-// removed is listed exactly once however the directory changes between
-// calls. The verifier sent is the backend's, never zero. A cookie the
-// backend cannot honour, or a nonzero cookie sent with a verifier other
-// than the backend's, is NFS3ERR_BAD_COOKIE, on which the Linux client
-// restarts its listing; a verifier of zero is accepted with any cookie,
-// as knfsd accepts any verifier. A cookie past the end of a listing gives
-// an empty list with eof.
+// the doc.go of each backend, vfs/localfs and vfs/billyfs, describes its
+// scheme): an entry that is not removed is listed exactly once however the
+// directory changes between calls. The verifier sent is the backend's,
+// never zero. A cookie the backend cannot honour, or a nonzero cookie sent
+// with a verifier other than the backend's, is NFS3ERR_BAD_COOKIE, on
+// which the Linux client restarts its listing; a verifier of zero is
+// accepted with any cookie, as knfsd accepts any verifier. A cookie past
+// the end of a listing gives an empty list with eof.
 //
 // # Permissions
 //

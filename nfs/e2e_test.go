@@ -14,6 +14,8 @@ import (
 	"github.com/gonfsrdma/gonfsrdma/nfs/nfstest"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	"github.com/gonfsrdma/gonfsrdma/vfs"
+	"github.com/gonfsrdma/gonfsrdma/vfs/billyfs"
+	"github.com/gonfsrdma/gonfsrdma/vfs/localfs"
 	"github.com/gonfsrdma/gonfsrdma/vfs/vfstest"
 )
 
@@ -88,7 +90,7 @@ func (ts *testServer) root(t *testing.T) []byte {
 // and registers the leak check.
 func newMemFS(t *testing.T) vfs.FS {
 	tr := vfstest.NewTrackingFS(memfs.New())
-	fs, err := vfs.New(tr, vfs.MemOptions{})
+	fs, err := billyfs.New(tr, billyfs.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,8 +106,8 @@ func newMemFS(t *testing.T) vfs.FS {
 }
 
 // newOSFS returns an OS backend over dir and registers the leak check.
-func newOSFS(t *testing.T, dir string) *vfs.OSFS {
-	fs, err := vfs.NewOS(dir, vfs.OSOptions{HandleKey: testHandleKey})
+func newOSFS(t *testing.T, dir string) *localfs.FS {
+	fs, err := localfs.New(dir, localfs.Options{HandleKey: testHandleKey})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,15 +20,6 @@ const (
 	maxFileSz = math.MaxInt64
 )
 
-// LinkSupporter is an optional vfs.FS extension: a backend without hard
-// links reports false and FSINFO then leaves FSF3_LINK out. For backends
-// without the method, FSINFO probes: it asks for a hard link of the
-// export root (a directory, which no Unix file system links: EPERM,
-// nothing changes) and takes vfs.ErrNotSupported as "no links".
-type LinkSupporter interface {
-	SupportsLinks() bool
-}
-
 // linkProbeName is the name the FSINFO probe would link the root as.
 const linkProbeName = ".gonfsrdma-link-probe"
 
@@ -61,7 +52,7 @@ func (s *Server) fsinfo(_ context.Context, call *oncrpc.Call, reply *oncrpc.Repl
 }
 
 func supportsLinks(fs vfs.FS, root vfs.Handle) bool {
-	if ls, ok := fs.(LinkSupporter); ok {
+	if ls, ok := fs.(vfs.LinkSupporter); ok {
 		return ls.SupportsLinks()
 	}
 	return !errors.Is(fs.Link(vfs.Cred{}, root, root, linkProbeName), vfs.ErrNotSupported)

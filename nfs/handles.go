@@ -58,7 +58,7 @@ func parseHandle(fh []byte) (uint32, vfs.Handle, wire.Status) {
 }
 
 // HandleDomain returns what the backend of the export with this fsid
-// binds into its handle authenticators (vfs.OSOptions.HandleDomain): the
+// binds into its handle authenticators (localfs.Options.HandleDomain): the
 // header of the export's handles, which holds the handle version and the
 // fsid. A handle of one export relabelled with another's fsid then fails
 // authentication in that export's backend (NFS3ERR_STALE), even when the

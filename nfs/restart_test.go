@@ -14,6 +14,7 @@ import (
 	"github.com/gonfsrdma/gonfsrdma/nfs/client"
 	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
 	"github.com/gonfsrdma/gonfsrdma/vfs"
+	"github.com/gonfsrdma/gonfsrdma/vfs/localfs"
 )
 
 // TestRestartOS restarts the server (and its OS backend) in the middle of
@@ -25,7 +26,7 @@ func TestRestartOS(t *testing.T) {
 	log := zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
 	dir := t.TempDir()
 
-	fs1, err := vfs.NewOS(dir, vfs.OSOptions{HandleKey: testHandleKey})
+	fs1, err := localfs.New(dir, localfs.Options{HandleKey: testHandleKey})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	"github.com/gonfsrdma/gonfsrdma/vfs"
+	"github.com/gonfsrdma/gonfsrdma/vfs/billyfs"
 )
 
 func TestProgramTable(t *testing.T) {
@@ -93,7 +94,7 @@ func TestStatusMapping(t *testing.T) {
 // TestReadOnlyAndAuthorize checks the export's ReadOnly flag and the
 // Authorize hook.
 func TestReadOnlyAndAuthorize(t *testing.T) {
-	mem := vfs.NewMem(vfs.MemOptions{})
+	mem := billyfs.NewMem(billyfs.Options{})
 	defer mem.Close()
 	f, _, err := mem.Create(vfs.Cred{}, mem.Root(), "f", 0666, false, false, [8]byte{})
 	if err != nil {

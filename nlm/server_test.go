@@ -10,6 +10,7 @@ import (
 
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	"github.com/gonfsrdma/gonfsrdma/vfs"
+	"github.com/gonfsrdma/gonfsrdma/vfs/billyfs"
 	"github.com/gonfsrdma/gonfsrdma/xdr"
 )
 
@@ -35,7 +36,7 @@ func (m *fakeMonitor) InGrace() bool        { return m.grace }
 
 func newTestServer(t testing.TB) (*Server, *fakeMonitor) {
 	mon := &fakeMonitor{monitored: map[string]bool{}}
-	s := NewServer(Config{Files: fakeFiles{vfs.NewMem(vfs.MemOptions{})}, Monitor: mon, Log: zap.NewNop(),
+	s := NewServer(Config{Files: fakeFiles{billyfs.NewMem(billyfs.Options{})}, Monitor: mon, Log: zap.NewNop(),
 		ClientPortmapPort: 1, CallbackTimeout: 50 * time.Millisecond, GrantRetry: 50 * time.Millisecond, GrantAttempts: 2})
 	t.Cleanup(s.Close)
 	return s, mon

@@ -20,6 +20,8 @@ import (
 	"github.com/gonfsrdma/gonfsrdma/rpcrdma"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
 	"github.com/gonfsrdma/gonfsrdma/vfs"
+	"github.com/gonfsrdma/gonfsrdma/vfs/billyfs"
+	"github.com/gonfsrdma/gonfsrdma/vfs/localfs"
 	"github.com/gonfsrdma/gonfsrdma/vfs/vfstest"
 )
 
@@ -77,13 +79,13 @@ func startFabricRig(t testing.TB, log *zap.Logger, osBackend, count bool) *fabri
 	var fs openFiler
 	tr := vfstest.NewTrackingFS(memfs.New())
 	if osBackend {
-		ofs, err := vfs.NewOS(t.TempDir(), vfs.OSOptions{HandleKey: []byte("0123456789abcdef0123456789abcdef")})
+		ofs, err := localfs.New(t.TempDir(), localfs.Options{HandleKey: []byte("0123456789abcdef0123456789abcdef")})
 		if err != nil {
 			t.Fatal(err)
 		}
 		fs = ofs
 	} else {
-		mfs, err := vfs.New(tr, vfs.MemOptions{})
+		mfs, err := billyfs.New(tr, billyfs.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,18 +25,18 @@ type Cred struct {
 // the anonymous identity before any call.
 const InvalidID = 0xffffffff
 
-// checkChownIDs refuses a chown to InvalidID, which fchownat would read
+// CheckChownIDs refuses a chown to InvalidID, which fchownat would read
 // as "unchanged": EPERM for a caller other than root (who could never
 // give a file to another id, or to a group it is not in), EINVAL for
 // root.
-func checkChownIDs(c *Cred, s *SetAttr) error {
+func CheckChownIDs(c *Cred, s *SetAttr) error {
 	if (s.UID == nil || *s.UID != InvalidID) && (s.GID == nil || *s.GID != InvalidID) {
 		return nil
 	}
 	if c.UID != 0 {
-		return pathErr("chown", "", syscall.EPERM)
+		return PathErr("chown", "", syscall.EPERM)
 	}
-	return pathErr("chown", "", syscall.EINVAL)
+	return PathErr("chown", "", syscall.EINVAL)
 }
 
 // Permission bits of a mode's rwx triple, as masks for Cred.May.

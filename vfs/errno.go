@@ -43,25 +43,25 @@ func ToErrno(err error) (syscall.Errno, bool) {
 // sentinels lists the errors ToErrno leaves to the caller.
 var sentinels = [...]error{ErrStale, ErrBadHandle, ErrNotSupported, ErrExclusiveMismatch, ErrBadCookie}
 
-// pathErr wraps errno e as the *os.PathError every backend returns.
-func pathErr(op, name string, e syscall.Errno) error {
+// PathErr wraps errno e as the *os.PathError every backend returns.
+func PathErr(op, name string, e syscall.Errno) error {
 	return &os.PathError{Op: op, Path: name, Err: e}
 }
 
-// checkName validates a single name component for a method other than
+// CheckName validates a single name component for a method other than
 // Lookup: as lookup_one_len in the kernel (which knfsd uses), "", ".",
 // "..", and names containing '/' or NUL fail with EACCES; names longer
 // than MaxName fail with ENAMETOOLONG.
-func checkName(op, name string) error {
+func CheckName(op, name string) error {
 	if len(name) > MaxName {
-		return pathErr(op, name, syscall.ENAMETOOLONG)
+		return PathErr(op, name, syscall.ENAMETOOLONG)
 	}
 	if name == "" || name == "." || name == ".." {
-		return pathErr(op, name, syscall.EACCES)
+		return PathErr(op, name, syscall.EACCES)
 	}
 	for i := 0; i < len(name); i++ {
 		if name[i] == '/' || name[i] == 0 {
-			return pathErr(op, name, syscall.EACCES)
+			return PathErr(op, name, syscall.EACCES)
 		}
 	}
 	return nil

@@ -49,10 +49,10 @@ func TestCheckName(t *testing.T) {
 		"a\x00": syscall.EACCES, string(long): syscall.ENAMETOOLONG, string(long[1:]): 0,
 		"...": 0, ".hidden": 0, "a b": 0, "\xff\xfe": 0,
 	} {
-		err := checkName("op", name)
+		err := CheckName("op", name)
 		got, _ := ToErrno(err)
 		if got != want {
-			t.Errorf("checkName(%q) = %v, want %v", name, err, want)
+			t.Errorf("CheckName(%q) = %v, want %v", name, err, want)
 		}
 	}
 }

@@ -63,12 +63,6 @@ type SetAttr struct {
 	MtimeNow bool
 }
 
-// Owner is the owner of objects a memory backend finds without having
-// made them (MemOptions.Owner).
-type Owner struct {
-	UID, GID uint32
-}
-
 // DirEntry is one READDIR entry. Cookie resumes the listing after it.
 type DirEntry struct {
 	Name   string
@@ -114,6 +108,15 @@ const MaxName = 255
 // to a TCP socket without copying them through user memory.
 type FDReader interface {
 	ReadFD(h Handle, off int64, n int, fn func(fd int, off int64, n int) (int, error)) (int, bool, error)
+}
+
+// LinkSupporter is an optional FS extension: a backend without hard
+// links reports false and FSINFO then leaves FSF3_LINK out. For backends
+// without the method, FSINFO probes: it asks for a hard link of the
+// export root (a directory, which no Unix file system links: EPERM,
+// nothing changes) and takes ErrNotSupported as "no links".
+type LinkSupporter interface {
+	SupportsLinks() bool
 }
 
 // FS is one export's filesystem, addressed by handles. Implementations are
@@ -189,7 +192,7 @@ type FS interface {
 	// An entry that is not removed is returned exactly once across a
 	// listing resumed from any cookie the backend issued, however the
 	// directory changes between calls; entries added or removed meanwhile
-	// may or may not appear. See doc.go for each backend's scheme.
+	// may or may not appear. Each backend's doc.go gives its scheme.
 	ReadDir(dir Handle, cookie, verf uint64, max int) (entries []DirEntry, newVerf uint64, eof bool, err error)
 	// FSStat reports space and file counts.
 	FSStat() (FSStat, error)

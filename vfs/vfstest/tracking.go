@@ -11,8 +11,8 @@ import (
 )
 
 // OpenCounter is implemented by anything that holds open files: a
-// TrackingFS, *vfs.OSFS (cached descriptors, the root's included) and
-// *vfs.MemFS (cached billy files).
+// TrackingFS, *localfs.FS (cached descriptors, the root's included) and
+// *billyfs.FS (cached billy files).
 type OpenCounter interface {
 	OpenFiles() int
 }

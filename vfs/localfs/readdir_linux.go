@@ -1,4 +1,4 @@
-package vfs
+package localfs
 
 import (
 	"container/list"
@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gonfsrdma/gonfsrdma/vfs"
 )
 
 // Directory cookies of the OS backend (doc.go, "ReadDir cookies").
@@ -79,7 +81,7 @@ func stableOffsets(magic int64) bool {
 	return false
 }
 
-// osDirs is the OSFS's readdir state: the scheme chosen for the export's
+// osDirs is the FS's readdir state: the scheme chosen for the export's
 // filesystem, the verifier, the name-hash key and the snapshot cache.
 type osDirs struct {
 	scheme uint8
@@ -137,7 +139,7 @@ func (d *osDirs) init(rootFD int, key []byte, forceNames bool) error {
 
 // DirCookies names the ReadDir cookie scheme the export uses: "offset"
 // (getdents64 d_off) or "name" (keyed hash of the name); see doc.go.
-func (f *OSFS) DirCookies() string {
+func (f *FS) DirCookies() string {
 	if f.dirs.scheme == cookiesOffset {
 		return "offset"
 	}
@@ -190,22 +192,22 @@ func (d *osDirs) put(s *dirSnap) {
 }
 
 // ReadDir lists dir with getdents64; see doc.go for the cookie schemes.
-func (f *OSFS) ReadDir(dir Handle, cookie, verf uint64, max int) ([]DirEntry, uint64, bool, error) {
+func (f *FS) ReadDir(dir vfs.Handle, cookie, verf uint64, max int) ([]vfs.DirEntry, uint64, bool, error) {
 	de, err := f.acquire(dir)
 	if err != nil {
 		return nil, 0, false, err
 	}
 	defer f.cache.release(de)
-	if de.typ != TypeDir {
-		return nil, 0, false, pathErr("readdir", "", unix.ENOTDIR)
+	if de.typ != vfs.TypeDir {
+		return nil, 0, false, vfs.PathErr("readdir", "", unix.ENOTDIR)
 	}
 	if max <= 0 {
-		return nil, 0, false, pathErr("readdir", "", unix.EINVAL)
+		return nil, 0, false, vfs.PathErr("readdir", "", unix.EINVAL)
 	}
 	if cookie > math.MaxInt64 || (cookie != 0 && verf != 0 && verf != f.dirs.verf) {
-		return nil, 0, false, ErrBadCookie
+		return nil, 0, false, vfs.ErrBadCookie
 	}
-	var es []DirEntry
+	var es []vfs.DirEntry
 	var eof bool
 	if f.dirs.scheme == cookiesOffset {
 		es, eof, err = f.readDirOffsets(de, cookie, max)
@@ -220,7 +222,7 @@ func (f *OSFS) ReadDir(dir Handle, cookie, verf uint64, max int) ([]DirEntry, ui
 
 // readDirOffsets resumes at d_off cookie on a fresh directory stream:
 // for filesystems whose offsets are stable (stableOffsets).
-func (f *OSFS) readDirOffsets(de *fdEntry, cookie uint64, max int) ([]DirEntry, bool, error) {
+func (f *FS) readDirOffsets(de *fdEntry, cookie uint64, max int) ([]vfs.DirEntry, bool, error) {
 	fd, err := unix.Openat(de.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, false, &os.PathError{Op: "readdir", Path: "", Err: err}
@@ -233,12 +235,12 @@ func (f *OSFS) readDirOffsets(de *fdEntry, cookie uint64, max int) ([]DirEntry, 
 	if cookie != 0 {
 		if _, err := unix.Seek(fd, int64(cookie), 0); err != nil {
 			if err == unix.EINVAL {
-				return nil, false, ErrBadCookie
+				return nil, false, vfs.ErrBadCookie
 			}
 			return nil, false, &os.PathError{Op: "readdir", Path: "", Err: err}
 		}
 	}
-	var out []DirEntry
+	var out []vfs.DirEntry
 	done := false
 	eof, err := f.getdents(fd, func(name string, ino, off uint64) bool {
 		if done {
@@ -247,7 +249,7 @@ func (f *OSFS) readDirOffsets(de *fdEntry, cookie uint64, max int) ([]DirEntry, 
 		if name == ".." && de.ino == f.rootIno {
 			ino = f.rootIno
 		}
-		out = append(out, DirEntry{Name: name, FileID: ino, Cookie: off})
+		out = append(out, vfs.DirEntry{Name: name, FileID: ino, Cookie: off})
 		done = len(out) == max
 		return true
 	})
@@ -259,7 +261,7 @@ func (f *OSFS) readDirOffsets(de *fdEntry, cookie uint64, max int) ([]DirEntry, 
 
 // getdents reads the directory stream fd to its end, or until fn returns
 // false, and reports whether it reached the end (fn was never refused).
-func (f *OSFS) getdents(fd int, fn func(name string, ino, off uint64) bool) (bool, error) {
+func (f *FS) getdents(fd int, fn func(name string, ino, off uint64) bool) (bool, error) {
 	bp := f.bufs.Get().(*[]byte)
 	defer f.bufs.Put(bp)
 	buf := *bp
@@ -274,11 +276,11 @@ func (f *OSFS) getdents(fd int, fn func(name string, ino, off uint64) bool) (boo
 		for pos := 0; pos < n; {
 			// struct linux_dirent64: ino u64, off s64, reclen u16, type u8, name.
 			if n-pos < 19 {
-				return false, pathErr("getdents", "", unix.EIO)
+				return false, vfs.PathErr("getdents", "", unix.EIO)
 			}
 			reclen := int(binary.NativeEndian.Uint16(buf[pos+16:]))
 			if reclen < 19 || pos+reclen > n {
-				return false, pathErr("getdents", "", unix.EIO)
+				return false, vfs.PathErr("getdents", "", unix.EIO)
 			}
 			ino := binary.NativeEndian.Uint64(buf[pos:])
 			off := binary.NativeEndian.Uint64(buf[pos+8:])
@@ -307,7 +309,7 @@ func (f *OSFS) getdents(fd int, fn func(name string, ino, off uint64) bool) (boo
 // once. When the directory changed since the snapshot, each entry is
 // checked with fstatat before it is returned (removed ones are skipped),
 // and a snapshot older than staleAfter is retaken.
-func (f *OSFS) readDirNames(de *fdEntry, cookie uint64, max int) ([]DirEntry, bool, error) {
+func (f *FS) readDirNames(de *fdEntry, cookie uint64, max int) ([]vfs.DirEntry, bool, error) {
 	var st unix.Stat_t
 	if err := f.stat(de, &st); err != nil {
 		return nil, false, err
@@ -321,12 +323,12 @@ func (f *OSFS) readDirNames(de *fdEntry, cookie uint64, max int) ([]DirEntry, bo
 		f.dirs.put(s)
 	}
 	changed := s.changedSince(&st)
-	var out []DirEntry
+	var out []vfs.DirEntry
 	if cookie < cookieDot {
-		out = append(out, DirEntry{Name: ".", FileID: s.dot, Cookie: cookieDot})
+		out = append(out, vfs.DirEntry{Name: ".", FileID: s.dot, Cookie: cookieDot})
 	}
 	if cookie < cookieDotDot && len(out) < max {
-		out = append(out, DirEntry{Name: "..", FileID: s.dotdot, Cookie: cookieDotDot})
+		out = append(out, vfs.DirEntry{Name: "..", FileID: s.dotdot, Cookie: cookieDotDot})
 	}
 	i, _ := slices.BinarySearchFunc(s.ents, cookie+1, func(e snapEntry, c uint64) int {
 		if e.cookie < c {
@@ -353,7 +355,7 @@ func (f *OSFS) readDirNames(de *fdEntry, cookie uint64, max int) ([]DirEntry, bo
 		if len(out) == max {
 			return out, false, nil
 		}
-		out = append(out, DirEntry{Name: e.name, FileID: ino, Cookie: e.cookie})
+		out = append(out, vfs.DirEntry{Name: e.name, FileID: ino, Cookie: e.cookie})
 	}
 	return out, true, nil
 }
@@ -372,7 +374,7 @@ func (s *dirSnap) settled(st *unix.Stat_t) bool {
 }
 
 // snapshot reads the whole directory de into a dirSnap in cookie order.
-func (f *OSFS) snapshot(de *fdEntry) (*dirSnap, error) {
+func (f *FS) snapshot(de *fdEntry) (*dirSnap, error) {
 	fd, err := unix.Openat(de.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "readdir", Path: "", Err: err}

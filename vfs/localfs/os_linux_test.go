@@ -1,4 +1,4 @@
-package vfs_test
+package localfs_test
 
 import (
 	"bytes"
@@ -12,12 +12,13 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gonfsrdma/gonfsrdma/vfs"
+	"github.com/gonfsrdma/gonfsrdma/vfs/localfs"
 	"github.com/gonfsrdma/gonfsrdma/vfs/vfstest"
 )
 
-func newOS(t testing.TB, root string, opts vfs.OSOptions) *vfs.OSFS {
+func newOS(t testing.TB, root string, opts localfs.Options) *localfs.FS {
 	t.Helper()
-	f, err := vfs.NewOS(root, opts)
+	f, err := localfs.New(root, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func TestOSConformance(t *testing.T) {
 	if typ := fsType(t, os.TempDir()); typ != unix.EXT4_SUPER_MAGIC {
 		t.Logf("%s is filesystem type %#x", os.TempDir(), typ)
 	}
-	vfstest.RunFSTests(t, func(t *testing.T) vfs.FS { return newOS(t, t.TempDir(), vfs.OSOptions{}) })
+	vfstest.RunFSTests(t, func(t *testing.T) vfs.FS { return newOS(t, t.TempDir(), localfs.Options{}) })
 }
 
 // tmpfs has different readdir offsets and handle sizes than ext4.
@@ -56,13 +57,13 @@ func TestOSConformanceTmpfs(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { os.RemoveAll(dir) })
-		return newOS(t, dir, vfs.OSOptions{})
+		return newOS(t, dir, localfs.Options{})
 	})
 }
 
 func TestOSHandlesSurviveRestartAndRename(t *testing.T) {
 	root := t.TempDir()
-	f1, err := vfs.NewOS(root, vfs.OSOptions{})
+	f1, err := localfs.New(root, localfs.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func TestOSHandlesSurviveRestartAndRename(t *testing.T) {
 	if err := os.Remove(filepath.Join(root, "e", "gone")); err != nil {
 		t.Fatal(err)
 	}
-	f2 := newOS(t, root, vfs.OSOptions{})
+	f2 := newOS(t, root, localfs.Options{})
 	if !bytes.Equal(f2.Root(), r1) {
 		t.Errorf("root handle changed across restart")
 	}
@@ -111,28 +112,28 @@ func TestOSHandlesSurviveRestartAndRename(t *testing.T) {
 func TestOSHandleKeys(t *testing.T) {
 	root := t.TempDir()
 	buf := make([]byte, 64)
-	if _, err := unix.Getxattr(root, vfs.OSKeyXattr, buf); err != unix.ENODATA {
+	if _, err := unix.Getxattr(root, localfs.KeyXattr, buf); err != unix.ENODATA {
 		t.Fatalf("fresh dir has a key: %v", err)
 	}
-	f := newOS(t, root, vfs.OSOptions{})
-	n, err := unix.Getxattr(root, vfs.OSKeyXattr, buf)
+	f := newOS(t, root, localfs.Options{})
+	n, err := unix.Getxattr(root, localfs.KeyXattr, buf)
 	if err != nil || n != 32 {
 		t.Fatalf("key xattr: %d %v", n, err)
 	}
 	// An explicit key makes other handles: the xattr key's are stale.
-	g := newOS(t, root, vfs.OSOptions{HandleKey: bytes.Repeat([]byte{7}, 16)})
+	g := newOS(t, root, localfs.Options{HandleKey: bytes.Repeat([]byte{7}, 16)})
 	if bytes.Equal(f.Root(), g.Root()) {
 		t.Fatalf("different keys, same handle")
 	}
 	if _, err := g.GetAttr(f.Root()); !errors.Is(err, vfs.ErrStale) {
 		t.Errorf("handle under another key: %v", err)
 	}
-	if _, err := vfs.NewOS(root, vfs.OSOptions{HandleKey: []byte("short")}); err == nil {
+	if _, err := localfs.New(root, localfs.Options{HandleKey: []byte("short")}); err == nil {
 		t.Errorf("short key accepted")
 	}
 	// Two exports of one filesystem do not accept each other's handles.
 	other := t.TempDir()
-	o := newOS(t, other, vfs.OSOptions{})
+	o := newOS(t, other, localfs.Options{})
 	h, _, err := o.Create(vfs.Cred{}, o.Root(), "x", 0o644, true, false, [8]byte{})
 	if err != nil {
 		t.Fatal(err)
@@ -149,15 +150,15 @@ func TestNewOSErrors(t *testing.T) {
 	file := filepath.Join(dir, "file")
 	os.WriteFile(file, nil, 0o644)
 	for _, root := range []string{filepath.Join(dir, "missing"), file} {
-		if f, err := vfs.NewOS(root, vfs.OSOptions{}); err == nil {
+		if f, err := localfs.New(root, localfs.Options{}); err == nil {
 			f.Close()
-			t.Errorf("NewOS(%s) succeeded", root)
+			t.Errorf("New(%s) succeeded", root)
 		}
 	}
 	// /proc cannot make file handles.
-	if f, err := vfs.NewOS("/proc/self", vfs.OSOptions{HandleKey: make([]byte, 16)}); err == nil {
+	if f, err := localfs.New("/proc/self", localfs.Options{HandleKey: make([]byte, 16)}); err == nil {
 		f.Close()
-		t.Errorf("NewOS(/proc/self) succeeded")
+		t.Errorf("New(/proc/self) succeeded")
 	}
 }
 
@@ -184,7 +185,7 @@ func TestOSSymlinkEscape(t *testing.T) {
 	var before, etcBefore unix.Stat_t
 	unix.Stat(secret, &before)
 	unix.Stat("/etc", &etcBefore)
-	f := newOS(t, root, vfs.OSOptions{})
+	f := newOS(t, root, localfs.Options{})
 	r := f.Root()
 	own := vfs.Cred{UID: 99, GID: 99}
 	for _, name := range []string{"etc", "out", "sec", "rel"} {
@@ -255,7 +256,7 @@ func TestOSSymlinkEscape(t *testing.T) {
 // its cached descriptor.
 func TestOSLocalUnlinkIsStale(t *testing.T) {
 	root := t.TempDir()
-	f := newOS(t, root, vfs.OSOptions{})
+	f := newOS(t, root, localfs.Options{})
 	h, _, err := f.Create(vfs.Cred{}, f.Root(), "f", 0o644, true, false, [8]byte{})
 	if err != nil {
 		t.Fatal(err)
@@ -287,7 +288,7 @@ func TestOSLocalUnlinkIsStale(t *testing.T) {
 func TestOSFDCache(t *testing.T) {
 	root := t.TempDir()
 	const max = 8
-	f, err := vfs.NewOS(root, vfs.OSOptions{MaxOpenFiles: max})
+	f, err := localfs.New(root, localfs.Options{MaxOpenFiles: max})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +336,7 @@ func TestOSFDCache(t *testing.T) {
 }
 
 func TestOSReadAtDoesNotAllocate(t *testing.T) {
-	f := newOS(t, t.TempDir(), vfs.OSOptions{})
+	f := newOS(t, t.TempDir(), localfs.Options{})
 	h, _, err := f.Create(vfs.Cred{}, f.Root(), "f", 0o644, true, false, [8]byte{})
 	if err != nil {
 		t.Fatal(err)
@@ -354,7 +355,7 @@ func TestOSReadAtDoesNotAllocate(t *testing.T) {
 }
 
 func FuzzOSHandle(f *testing.F) {
-	fsys := newOS(f, f.TempDir(), vfs.OSOptions{})
+	fsys := newOS(f, f.TempDir(), localfs.Options{})
 	h, _, err := fsys.Create(vfs.Cred{}, fsys.Root(), "f", 0o644, true, false, [8]byte{})
 	if err != nil {
 		f.Fatal(err)
@@ -376,8 +377,8 @@ func FuzzOSHandle(f *testing.F) {
 	})
 }
 
-func benchFile(b *testing.B) (*vfs.OSFS, vfs.Handle) {
-	f := newOS(b, b.TempDir(), vfs.OSOptions{})
+func benchFile(b *testing.B) (*localfs.FS, vfs.Handle) {
+	f := newOS(b, b.TempDir(), localfs.Options{})
 	h, _, err := f.Create(vfs.Cred{}, f.Root(), "f", 0o644, true, false, [8]byte{})
 	if err != nil {
 		b.Fatal(err)
@@ -414,7 +415,7 @@ func BenchmarkGetAttr(b *testing.B) {
 // BenchmarkGetAttrUncached measures handle resolution on a cache miss
 // (open_by_handle_at, authentication, containment check).
 func BenchmarkGetAttrUncached(b *testing.B) {
-	f := newOS(b, b.TempDir(), vfs.OSOptions{MaxOpenFiles: 1})
+	f := newOS(b, b.TempDir(), localfs.Options{MaxOpenFiles: 1})
 	d, _, _ := f.Mkdir(vfs.Cred{}, f.Root(), "d", 0o755)
 	h1, _, _ := f.Create(vfs.Cred{}, d, "a", 0o644, true, false, [8]byte{})
 	h2, _, _ := f.Create(vfs.Cred{}, d, "b", 0o644, true, false, [8]byte{})
@@ -444,7 +445,7 @@ func BenchmarkLookup(b *testing.B) {
 // The conformance suite accepts ErrNotSupported from Link; the OS backend
 // must really have hard links.
 func TestOSHasHardLinks(t *testing.T) {
-	f := newOS(t, t.TempDir(), vfs.OSOptions{})
+	f := newOS(t, t.TempDir(), localfs.Options{})
 	h, _, err := f.Create(vfs.Cred{}, f.Root(), "f", 0o644, true, false, [8]byte{})
 	if err != nil {
 		t.Fatal(err)
@@ -470,7 +471,7 @@ func TestOSHasHardLinks(t *testing.T) {
 // bits away (set-id and sticky bits included).
 func TestOSCreateModeAnyUmask(t *testing.T) {
 	dir := t.TempDir()
-	f := newOS(t, dir, vfs.OSOptions{HandleKey: []byte("0123456789abcdef-vfs-umask")})
+	f := newOS(t, dir, localfs.Options{HandleKey: []byte("0123456789abcdef-vfs-umask")})
 	if err := os.Chown(dir, 1234, 5678); err != nil {
 		t.Fatal(err)
 	}

@@ -1,17 +1,18 @@
-package vfs_test
+package localfs_test
 
 import (
 	"testing"
 
 	"github.com/gonfsrdma/gonfsrdma/vfs"
+	"github.com/gonfsrdma/gonfsrdma/vfs/localfs"
 )
 
 // The OS backend's per-call cost on a cached file beyond os_linux_test.go's
 // BenchmarkReadAt and BenchmarkGetAttr: a 4 KiB WRITE by a caller (no
 // set-id bits: no identity switch, only the inside-the-export check of a
 // cache hit) and a LOOKUP that switches identity.
-func benchOS(b *testing.B, fn func(f *vfs.OSFS, h vfs.Handle, buf []byte) error) {
-	f := newOS(b, b.TempDir(), vfs.OSOptions{HandleKey: []byte("0123456789abcdef-bench")})
+func benchOS(b *testing.B, fn func(f *localfs.FS, h vfs.Handle, buf []byte) error) {
+	f := newOS(b, b.TempDir(), localfs.Options{HandleKey: []byte("0123456789abcdef-bench")})
 	h, _, err := f.Create(vfs.Cred{}, f.Root(), "f", 0o644, true, false, [8]byte{})
 	if err != nil {
 		b.Fatal(err)
@@ -31,7 +32,7 @@ func benchOS(b *testing.B, fn func(f *vfs.OSFS, h vfs.Handle, buf []byte) error)
 
 func BenchmarkOSWriteAt4K(b *testing.B) {
 	user := vfs.Cred{UID: 1000, GID: 1000}
-	benchOS(b, func(f *vfs.OSFS, h vfs.Handle, buf []byte) error {
+	benchOS(b, func(f *localfs.FS, h vfs.Handle, buf []byte) error {
 		_, err := f.WriteAt(user, h, buf, 0, false)
 		return err
 	})
@@ -41,7 +42,7 @@ func BenchmarkOSWriteAt4K(b *testing.B) {
 // other than the server.
 func BenchmarkOSLookupAsCaller(b *testing.B) {
 	user := vfs.Cred{UID: 1000, GID: 1000, GIDs: []uint32{5, 6}}
-	benchOS(b, func(f *vfs.OSFS, _ vfs.Handle, _ []byte) error {
+	benchOS(b, func(f *localfs.FS, _ vfs.Handle, _ []byte) error {
 		_, _, err := f.Lookup(user, f.Root(), "f")
 		return err
 	})

@@ -1,4 +1,4 @@
-package vfs_test
+package billyfs_test
 
 import (
 	"bytes"
@@ -8,13 +8,14 @@ import (
 	"github.com/go-git/go-billy/v5/memfs"
 
 	"github.com/gonfsrdma/gonfsrdma/vfs"
+	"github.com/gonfsrdma/gonfsrdma/vfs/billyfs"
 	"github.com/gonfsrdma/gonfsrdma/vfs/vfstest"
 )
 
 func TestMemConformance(t *testing.T) {
 	vfstest.RunFSTests(t, func(t *testing.T) vfs.FS {
 		tr := vfstest.NewTrackingFS(memfs.New())
-		m, err := vfs.New(tr, vfs.MemOptions{})
+		m, err := billyfs.New(tr, billyfs.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -28,7 +29,7 @@ func TestMemConformance(t *testing.T) {
 
 func TestMemOpenFileCacheBounded(t *testing.T) {
 	tr := vfstest.NewTrackingFS(memfs.New())
-	m, err := vfs.New(tr, vfs.MemOptions{MaxOpenFiles: 4})
+	m, err := billyfs.New(tr, billyfs.Options{MaxOpenFiles: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func TestMemOpenFileCacheBounded(t *testing.T) {
 }
 
 func TestMemHandlesOfAnotherInstanceAreStale(t *testing.T) {
-	a, b := vfs.NewMem(vfs.MemOptions{}), vfs.NewMem(vfs.MemOptions{})
+	a, b := billyfs.NewMem(billyfs.Options{}), billyfs.NewMem(billyfs.Options{})
 	defer a.Close()
 	defer b.Close()
 	h, _, err := a.Create(vfs.Cred{}, a.Root(), "f", 0o644, true, false, [8]byte{})
@@ -91,8 +92,8 @@ func TestMemExternalChanges(t *testing.T) {
 	}
 	f.Write([]byte("preexisting"))
 	f.Close()
-	owner := vfs.Owner{UID: 7, GID: 8}
-	m, err := vfs.New(bfs, vfs.MemOptions{Owner: owner})
+	owner := billyfs.Owner{UID: 7, GID: 8}
+	m, err := billyfs.New(bfs, billyfs.Options{Owner: owner})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,13 +120,13 @@ func TestMemExternalChanges(t *testing.T) {
 	if err != nil || len(es) != 3 {
 		t.Errorf("readdir after external remove: %v %v", es, err)
 	}
-	if _, err := vfs.New(bfs, vfs.MemOptions{}); err != nil {
+	if _, err := billyfs.New(bfs, billyfs.Options{}); err != nil {
 		t.Errorf("second FS on the same billy: %v", err)
 	}
 }
 
 func TestMemFSStat(t *testing.T) {
-	m := vfs.NewMem(vfs.MemOptions{})
+	m := billyfs.NewMem(billyfs.Options{})
 	defer m.Close()
 	s0, _ := m.FSStat()
 	if _, _, err := m.Mkdir(vfs.Cred{}, m.Root(), "d", 0o755); err != nil {

@@ -1,4 +1,4 @@
-package vfs_test
+package localfs_test
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gonfsrdma/gonfsrdma/vfs"
+	"github.com/gonfsrdma/gonfsrdma/vfs/localfs"
 	"github.com/gonfsrdma/gonfsrdma/vfs/vfstest"
 )
 
@@ -21,17 +22,17 @@ func TestOSHandleDomain(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("a"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	a := newOS(t, dir, vfs.OSOptions{HandleKey: boundaryKey, HandleDomain: []byte("export 1")})
+	a := newOS(t, dir, localfs.Options{HandleKey: boundaryKey, HandleDomain: []byte("export 1")})
 	h, _, err := a.Lookup(vfs.Cred{}, a.Root(), "f")
 	if err != nil {
 		t.Fatal(err)
 	}
-	same := newOS(t, dir, vfs.OSOptions{HandleKey: boundaryKey, HandleDomain: []byte("export 1")})
+	same := newOS(t, dir, localfs.Options{HandleKey: boundaryKey, HandleDomain: []byte("export 1")})
 	if _, err := same.GetAttr(h); err != nil {
 		t.Errorf("same key and domain (a restart): %v", err)
 	}
-	other := newOS(t, dir, vfs.OSOptions{HandleKey: boundaryKey, HandleDomain: []byte("export 2")})
-	for what, fs := range map[string]*vfs.OSFS{"another domain": other} {
+	other := newOS(t, dir, localfs.Options{HandleKey: boundaryKey, HandleDomain: []byte("export 2")})
+	for what, fs := range map[string]*localfs.FS{"another domain": other} {
 		if _, err := fs.GetAttr(h); !errors.Is(err, vfs.ErrStale) {
 			t.Errorf("%s: GETATTR %v, want ErrStale", what, err)
 		}
@@ -75,7 +76,7 @@ func TestOSMovedOutDirectory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	opts := vfs.OSOptions{HandleKey: boundaryKey}
+	opts := localfs.Options{HandleKey: boundaryKey}
 	fs := newOS(t, root, opts)
 	walk := func(names ...string) vfs.Handle {
 		t.Helper()
@@ -103,7 +104,7 @@ func TestOSMovedOutDirectory(t *testing.T) {
 	if err := os.Rename(filepath.Join(root, "w", "a"), filepath.Join(out, "a")); err != nil {
 		t.Fatal(err)
 	}
-	check := func(when string, fs *vfs.OSFS, coldFiles bool) {
+	check := func(when string, fs *localfs.FS, coldFiles bool) {
 		t.Helper()
 		stale := func(what string, err error) {
 			t.Helper()
@@ -123,7 +124,7 @@ func TestOSMovedOutDirectory(t *testing.T) {
 		}
 		if !coldFiles {
 			// With a cold dentry cache a file is disconnected and accepted
-			// on its authenticator (see vfs/doc.go); while the kernel
+			// on its authenticator (see doc.go); while the kernel
 			// knows where it is, it is refused.
 			_, _, err := fs.ReadAt(f, buf, 0)
 			stale("READ of a file in the moved directory", err)

@@ -1,4 +1,4 @@
-package vfs
+package billyfs
 
 import (
 	"cmp"
@@ -21,17 +21,25 @@ import (
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-billy/v5/memfs"
 	"go.uber.org/zap"
+
+	"github.com/gonfsrdma/gonfsrdma/vfs"
 )
 
-// Ownership: the MemFS owns the billy files it opens (a bounded LRU of
+// Ownership: the FS owns the billy files it opens (a bounded LRU of
 // open files, closed on eviction, on removal of their node and by Close)
 // and its side table. All state, and every call into the billy
 // filesystem, is under one mutex: billy filesystems (memfs in
 // particular) are not safe for concurrent use. Handles returned are fresh
 // slices owned by the caller.
 
-// MemOptions configures NewMem and New.
-type MemOptions struct {
+// Owner is the owner of objects the backend finds in the billy
+// filesystem without having made them (Options.Owner).
+type Owner struct {
+	UID, GID uint32
+}
+
+// Options configures NewMem and New.
+type Options struct {
 	// Logger receives boundary events. Nil means no logging.
 	Logger *zap.Logger
 	// Owner owns the root and every object found in the billy filesystem
@@ -53,10 +61,10 @@ const (
 	memDirSize     = 4096
 )
 
-// MemFS is the FS over any billy.Filesystem, with a side table for what
+// FS is the FS over any billy.Filesystem, with a side table for what
 // billy cannot hold: node identity, ownership, times, special files and
 // readdir cookies. See doc.go.
-type MemFS struct {
+type FS struct {
 	log     *zap.Logger
 	bfs     billy.Filesystem
 	owner   Owner
@@ -83,7 +91,7 @@ type memNode struct {
 	id                  uint64
 	path                string // billy path relative to the root, "" for the root
 	gone                bool
-	typ                 FileType
+	typ                 vfs.FileType
 	mode, uid, gid      uint32
 	major, minor        uint32
 	atime, mtime, ctime time.Time
@@ -92,7 +100,7 @@ type memNode struct {
 	nextSeq uint64
 	seqs    map[string]uint64
 	order   []memSeq // every seq handed out still in seqs, ascending, plus stale ones
-	// nlink is the directory's link count as of MemFS.dirGen == nlinkGen.
+	// nlink is the directory's link count as of FS.dirGen == nlinkGen.
 	nlink    uint32
 	nlinkGen uint64
 }
@@ -110,11 +118,11 @@ type memFile struct {
 }
 
 // NewMem returns an empty in-memory FS (a go-billy memfs).
-func NewMem(opts MemOptions) *MemFS { return newMemFS(memfs.New(), opts) }
+func NewMem(opts Options) *FS { return newMemFS(memfs.New(), opts) }
 
 // New exports billy filesystem bfs, whose root must be a directory.
 // Objects already in bfs get nodes on first sight, owned by opts.Owner.
-func New(bfs billy.Filesystem, opts MemOptions) (*MemFS, error) {
+func New(bfs billy.Filesystem, opts Options) (*FS, error) {
 	fi, err := bfs.Lstat(".")
 	if err != nil {
 		return nil, err
@@ -125,14 +133,14 @@ func New(bfs billy.Filesystem, opts MemOptions) (*MemFS, error) {
 	return newMemFS(bfs, opts), nil
 }
 
-func newMemFS(bfs billy.Filesystem, opts MemOptions) *MemFS {
+func newMemFS(bfs billy.Filesystem, opts Options) *FS {
 	log := opts.Logger
 	if log == nil {
 		log = zap.NewNop()
 	}
 	var s [4]byte
 	rand.Read(s[:])
-	m := &MemFS{
+	m := &FS{
 		log:     log,
 		bfs:     bfs,
 		owner:   opts.Owner,
@@ -150,15 +158,15 @@ func newMemFS(bfs billy.Filesystem, opts MemOptions) *MemFS {
 	if mode == 0 {
 		mode = 0o755
 	}
-	m.root = m.newNode("", TypeDir, mode, opts.Owner, time.Now())
+	m.root = m.newNode("", vfs.TypeDir, mode, opts.Owner, time.Now())
 	return m
 }
 
-func (m *MemFS) newNode(p string, t FileType, mode uint32, o Owner, now time.Time) *memNode {
+func (m *FS) newNode(p string, t vfs.FileType, mode uint32, o Owner, now time.Time) *memNode {
 	m.nextID++
 	n := &memNode{id: m.nextID, path: p, typ: t, mode: mode & 0o7777, uid: o.UID, gid: o.GID,
 		atime: now, mtime: now, ctime: now}
-	if t == TypeDir {
+	if t == vfs.TypeDir {
 		n.nextSeq = memFirstCookie
 		n.seqs = make(map[string]uint64)
 	}
@@ -167,8 +175,8 @@ func (m *MemFS) newNode(p string, t FileType, mode uint32, o Owner, now time.Tim
 	return n
 }
 
-func (m *MemFS) handle(n *memNode) Handle {
-	h := make(Handle, memHandleLen)
+func (m *FS) handle(n *memNode) vfs.Handle {
+	h := make(vfs.Handle, memHandleLen)
 	h[0] = memHandleMagic
 	binary.BigEndian.PutUint32(h[4:8], m.salt)
 	binary.BigEndian.PutUint64(h[8:16], n.id)
@@ -190,36 +198,36 @@ func join(dir, name string) string {
 }
 
 // billyType maps what billy reports to a file type.
-func billyType(fi os.FileInfo) FileType {
+func billyType(fi os.FileInfo) vfs.FileType {
 	switch {
 	case fi.IsDir():
-		return TypeDir
+		return vfs.TypeDir
 	case fi.Mode()&os.ModeSymlink != 0:
-		return TypeLnk
+		return vfs.TypeLnk
 	}
-	return TypeReg
+	return vfs.TypeReg
 }
 
 // at returns the node for path p that billy reports as fi, making one on
 // first sight (or when billy's object changed kind under it).
-func (m *MemFS) at(p string, fi os.FileInfo) *memNode {
+func (m *FS) at(p string, fi os.FileInfo) *memNode {
 	n := m.byPath[p]
 	bt := billyType(fi)
-	if n != nil && (n.typ == bt || (bt == TypeReg && n.typ != TypeDir && n.typ != TypeLnk)) {
+	if n != nil && (n.typ == bt || (bt == vfs.TypeReg && n.typ != vfs.TypeDir && n.typ != vfs.TypeLnk)) {
 		return n
 	}
 	if n != nil {
 		m.forget(n)
 	}
 	mode := uint32(fi.Mode().Perm())
-	if bt == TypeLnk {
+	if bt == vfs.TypeLnk {
 		mode = 0o777
 	}
 	return m.newNode(p, bt, mode, m.owner, time.Now())
 }
 
 // forget marks n gone and drops its path and open file.
-func (m *MemFS) forget(n *memNode) {
+func (m *FS) forget(n *memNode) {
 	n.gone = true
 	if m.byPath[n.path] == n {
 		delete(m.byPath, n.path)
@@ -228,19 +236,19 @@ func (m *MemFS) forget(n *memNode) {
 }
 
 // resolve maps h to a live node. Called with m.mu held.
-func (m *MemFS) resolve(h Handle) (*memNode, error) {
+func (m *FS) resolve(h vfs.Handle) (*memNode, error) {
 	if m.closed {
 		return nil, fs.ErrClosed
 	}
 	if len(h) != memHandleLen || h[0] != memHandleMagic || h[1]|h[2]|h[3] != 0 {
-		return nil, ErrBadHandle
+		return nil, vfs.ErrBadHandle
 	}
 	if binary.BigEndian.Uint32(h[4:8]) != m.salt {
-		return nil, ErrStale
+		return nil, vfs.ErrStale
 	}
 	n := m.byID[binary.BigEndian.Uint64(h[8:16])]
 	if n == nil || n.gone {
-		return nil, ErrStale
+		return nil, vfs.ErrStale
 	}
 	if n == m.root {
 		return n, nil
@@ -249,7 +257,7 @@ func (m *MemFS) resolve(h Handle) (*memNode, error) {
 	if err != nil || m.at(n.path, fi) != n {
 		if err == nil || errors.Is(err, fs.ErrNotExist) {
 			m.forget(n)
-			return nil, ErrStale
+			return nil, vfs.ErrStale
 		}
 		return nil, err
 	}
@@ -257,23 +265,23 @@ func (m *MemFS) resolve(h Handle) (*memNode, error) {
 }
 
 // resolveDir resolves a directory handle and validates name.
-func (m *MemFS) resolveDir(dir Handle, op, name string) (*memNode, error) {
-	if err := checkName(op, name); err != nil {
+func (m *FS) resolveDir(dir vfs.Handle, op, name string) (*memNode, error) {
+	if err := vfs.CheckName(op, name); err != nil {
 		return nil, err
 	}
 	d, err := m.resolve(dir)
 	if err != nil {
 		return nil, err
 	}
-	if d.typ != TypeDir {
-		return nil, pathErr(op, name, syscall.ENOTDIR)
+	if d.typ != vfs.TypeDir {
+		return nil, vfs.PathErr(op, name, syscall.ENOTDIR)
 	}
 	return d, nil
 }
 
 // child returns the node of name in d, or nil (and no error) when billy
 // has no such name.
-func (m *MemFS) child(d *memNode, name string) (*memNode, error) {
+func (m *FS) child(d *memNode, name string) (*memNode, error) {
 	p := join(d.path, name)
 	fi, err := m.bfs.Lstat(p)
 	if err != nil {
@@ -294,26 +302,26 @@ func billyErr(op, name string, err error) error {
 	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return pathErr(op, name, syscall.ENOENT)
+		return vfs.PathErr(op, name, syscall.ENOENT)
 	case errors.Is(err, fs.ErrExist):
-		return pathErr(op, name, syscall.EEXIST)
+		return vfs.PathErr(op, name, syscall.EEXIST)
 	case errors.Is(err, fs.ErrPermission):
-		return pathErr(op, name, syscall.EACCES)
+		return vfs.PathErr(op, name, syscall.EACCES)
 	}
 	return &os.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: %v", syscall.EIO, err)}
 }
 
-func (m *MemFS) attr(n *memNode) (Attr, error) {
-	a := Attr{
+func (m *FS) attr(n *memNode) (vfs.Attr, error) {
+	a := vfs.Attr{
 		Type: n.typ, Mode: n.mode, Nlink: 1, UID: n.uid, GID: n.gid,
 		FileID: n.id, Atime: n.atime, Mtime: n.mtime, Ctime: n.ctime,
 	}
 	switch n.typ {
-	case TypeDir:
+	case vfs.TypeDir:
 		if n.nlinkGen == 0 || n.nlinkGen != m.dirGen {
 			fis, err := m.bfs.ReadDir(bpath(n.path))
 			if err != nil {
-				return Attr{}, billyErr("stat", n.path, err)
+				return vfs.Attr{}, billyErr("stat", n.path, err)
 			}
 			n.nlink = 2
 			for _, fi := range fis {
@@ -325,13 +333,13 @@ func (m *MemFS) attr(n *memNode) (Attr, error) {
 		}
 		a.Nlink = n.nlink
 		a.Size = memDirSize
-	case TypeReg, TypeLnk:
+	case vfs.TypeReg, vfs.TypeLnk:
 		fi, err := m.bfs.Lstat(n.path)
 		if err != nil {
-			return Attr{}, billyErr("stat", n.path, err)
+			return vfs.Attr{}, billyErr("stat", n.path, err)
 		}
 		a.Size = uint64(fi.Size())
-	case TypeChr, TypeBlk:
+	case vfs.TypeChr, vfs.TypeBlk:
 		a.Major, a.Minor = n.major, n.minor
 	}
 	a.Used = (a.Size + 4095) &^ 4095
@@ -339,7 +347,7 @@ func (m *MemFS) attr(n *memNode) (Attr, error) {
 }
 
 // file returns n's open billy file, opening it on first use.
-func (m *MemFS) file(n *memNode) (billy.File, error) {
+func (m *FS) file(n *memNode) (billy.File, error) {
 	if el := m.files[n.id]; el != nil {
 		m.lru.MoveToFront(el)
 		return el.Value.(*memFile).f, nil
@@ -352,14 +360,14 @@ func (m *MemFS) file(n *memNode) (billy.File, error) {
 	return f, nil
 }
 
-func (m *MemFS) cacheFile(id uint64, f billy.File) {
+func (m *FS) cacheFile(id uint64, f billy.File) {
 	m.files[id] = m.lru.PushFront(&memFile{id: id, f: f})
 	for m.lru.Len() > m.maxOpen {
 		m.closeFile(m.lru.Back().Value.(*memFile).id)
 	}
 }
 
-func (m *MemFS) closeFile(id uint64) {
+func (m *FS) closeFile(id uint64) {
 	el := m.files[id]
 	if el == nil {
 		return
@@ -411,18 +419,18 @@ func leave(d *memNode, name string, now time.Time) {
 
 // cookieVerf is the memory backend's cookie verifier: the instance salt,
 // so a cookie from another instance (or before a restart) is refused.
-func (m *MemFS) cookieVerf() uint64 { return uint64(m.salt)<<32 | 1 }
+func (m *FS) cookieVerf() uint64 { return uint64(m.salt)<<32 | 1 }
 
 // Root returns the export root's handle.
-func (m *MemFS) Root() Handle { return m.handle(m.root) }
+func (m *FS) Root() vfs.Handle { return m.handle(m.root) }
 
 // GetAttr returns the attributes of h.
-func (m *MemFS) GetAttr(h Handle) (Attr, error) {
+func (m *FS) GetAttr(h vfs.Handle) (vfs.Attr, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n, err := m.resolve(h)
 	if err != nil {
-		return Attr{}, err
+		return vfs.Attr{}, err
 	}
 	return m.attr(n)
 }
@@ -430,7 +438,7 @@ func (m *MemFS) GetAttr(h Handle) (Attr, error) {
 // SetAttr changes attributes as c in the order the OS backend does:
 // owner (clearing set-id bits of a regular file, as Linux), mode (ignored
 // on symlinks), size, times, with the kernel's rules (memPermitSetAttr).
-func (m *MemFS) SetAttr(c Cred, h Handle, s SetAttr) error {
+func (m *FS) SetAttr(c vfs.Cred, h vfs.Handle, s vfs.SetAttr) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !c.Valid() {
@@ -442,14 +450,14 @@ func (m *MemFS) SetAttr(c Cred, h Handle, s SetAttr) error {
 	}
 	now := time.Now()
 	if s.Size != nil {
-		if err := regular(n.typ, "truncate"); err != nil {
+		if err := vfs.CheckRegular(n.typ, "truncate"); err != nil {
 			return err
 		}
 		if *s.Size > math.MaxInt64 {
-			return pathErr("truncate", "", syscall.EFBIG)
+			return vfs.PathErr("truncate", "", syscall.EFBIG)
 		}
 	}
-	if err := checkChownIDs(&c, &s); err != nil {
+	if err := vfs.CheckChownIDs(&c, &s); err != nil {
 		return err
 	}
 	if err := memPermitSetAttr(&c, n, &s); err != nil {
@@ -462,7 +470,7 @@ func (m *MemFS) SetAttr(c Cred, h Handle, s SetAttr) error {
 		if s.GID != nil {
 			n.gid = *s.GID
 		}
-		if n.typ == TypeReg {
+		if n.typ == vfs.TypeReg {
 			n.mode &^= 0o4000
 			if n.mode&0o010 != 0 {
 				n.mode &^= 0o2000
@@ -470,7 +478,7 @@ func (m *MemFS) SetAttr(c Cred, h Handle, s SetAttr) error {
 		}
 		n.ctime = now
 	}
-	if s.Mode != nil && n.typ != TypeLnk {
+	if s.Mode != nil && n.typ != vfs.TypeLnk {
 		n.mode = *s.Mode & 0o7777
 		if c.UID != 0 && !c.InGroup(n.gid) {
 			n.mode &^= 0o2000 // as setattr_prepare
@@ -504,21 +512,21 @@ func (m *MemFS) SetAttr(c Cred, h Handle, s SetAttr) error {
 }
 
 // Lookup finds name in dir; c needs search permission on dir.
-func (m *MemFS) Lookup(c Cred, dir Handle, name string) (Handle, Attr, error) {
+func (m *FS) Lookup(c vfs.Cred, dir vfs.Handle, name string) (vfs.Handle, vfs.Attr, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !c.Valid() {
-		return nil, Attr{}, syscall.EINVAL
+		return nil, vfs.Attr{}, syscall.EINVAL
 	}
 	d, err := m.resolve(dir)
 	if err != nil {
-		return nil, Attr{}, err
+		return nil, vfs.Attr{}, err
 	}
-	if d.typ != TypeDir {
-		return nil, Attr{}, pathErr("lookup", name, syscall.ENOTDIR)
+	if d.typ != vfs.TypeDir {
+		return nil, vfs.Attr{}, vfs.PathErr("lookup", name, syscall.ENOTDIR)
 	}
-	if err := memPermit(&c, d, MayExec, "lookup", name); err != nil {
-		return nil, Attr{}, err
+	if err := memPermit(&c, d, vfs.MayExec, "lookup", name); err != nil {
+		return nil, vfs.Attr{}, err
 	}
 	var n *memNode
 	switch name {
@@ -527,26 +535,26 @@ func (m *MemFS) Lookup(c Cred, dir Handle, name string) (Handle, Attr, error) {
 	case "..":
 		n, err = m.parent(d)
 	default:
-		if err := checkName("lookup", name); err != nil {
-			return nil, Attr{}, err
+		if err := vfs.CheckName("lookup", name); err != nil {
+			return nil, vfs.Attr{}, err
 		}
 		n, err = m.child(d, name)
 		if err == nil && n == nil {
-			err = pathErr("lookup", name, syscall.ENOENT)
+			err = vfs.PathErr("lookup", name, syscall.ENOENT)
 		}
 	}
 	if err != nil {
-		return nil, Attr{}, err
+		return nil, vfs.Attr{}, err
 	}
 	a, err := m.attr(n)
 	if err != nil {
-		return nil, Attr{}, err
+		return nil, vfs.Attr{}, err
 	}
 	return m.handle(n), a, nil
 }
 
 // parent returns d's parent directory (the root's is the root).
-func (m *MemFS) parent(d *memNode) (*memNode, error) {
+func (m *FS) parent(d *memNode) (*memNode, error) {
 	if d == m.root {
 		return d, nil
 	}
@@ -562,15 +570,15 @@ func (m *MemFS) parent(d *memNode) (*memNode, error) {
 }
 
 // ReadLink returns a symbolic link's target; EINVAL for other objects.
-func (m *MemFS) ReadLink(h Handle) (string, error) {
+func (m *FS) ReadLink(h vfs.Handle) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n, err := m.resolve(h)
 	if err != nil {
 		return "", err
 	}
-	if n.typ != TypeLnk {
-		return "", pathErr("readlink", "", syscall.EINVAL)
+	if n.typ != vfs.TypeLnk {
+		return "", vfs.PathErr("readlink", "", syscall.EINVAL)
 	}
 	t, err := m.bfs.Readlink(n.path)
 	if err != nil {
@@ -581,18 +589,18 @@ func (m *MemFS) ReadLink(h Handle) (string, error) {
 
 // ReadAt reads from the cached open billy file. Access times are not
 // updated (as a noatime mount).
-func (m *MemFS) ReadAt(h Handle, p []byte, off int64) (int, bool, error) {
+func (m *FS) ReadAt(h vfs.Handle, p []byte, off int64) (int, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n, err := m.resolve(h)
 	if err != nil {
 		return 0, false, err
 	}
-	if err := regular(n.typ, "read"); err != nil {
+	if err := vfs.CheckRegular(n.typ, "read"); err != nil {
 		return 0, false, err
 	}
 	if off < 0 {
-		return 0, false, pathErr("read", "", syscall.EINVAL)
+		return 0, false, vfs.PathErr("read", "", syscall.EINVAL)
 	}
 	f, err := m.file(n)
 	if err != nil {
@@ -615,7 +623,7 @@ func (m *MemFS) ReadAt(h Handle, p []byte, off int64) (int, bool, error) {
 // WriteAt writes through the cached open billy file; sync calls the
 // file's Sync method when it has one. A write by c clears set-id bits as
 // Linux does for a writer without CAP_FSETID.
-func (m *MemFS) WriteAt(cred Cred, h Handle, p []byte, off int64, sync bool) (int, error) {
+func (m *FS) WriteAt(cred vfs.Cred, h vfs.Handle, p []byte, off int64, sync bool) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !cred.Valid() {
@@ -625,15 +633,15 @@ func (m *MemFS) WriteAt(cred Cred, h Handle, p []byte, off int64, sync bool) (in
 	if err != nil {
 		return 0, err
 	}
-	if err := regular(n.typ, "write"); err != nil {
+	if err := vfs.CheckRegular(n.typ, "write"); err != nil {
 		return 0, err
 	}
 	if off < 0 {
-		return 0, pathErr("write", "", syscall.EINVAL)
+		return 0, vfs.PathErr("write", "", syscall.EINVAL)
 	}
 	if off > math.MaxInt64-int64(len(p)) || off+int64(len(p)) > math.MaxInt32 {
 		// memfs keeps a file in one slice indexed by int.
-		return 0, pathErr("write", "", syscall.EFBIG)
+		return 0, vfs.PathErr("write", "", syscall.EFBIG)
 	}
 	f, err := m.file(n)
 	if err != nil {
@@ -668,14 +676,14 @@ func syncFile(f billy.File) error {
 }
 
 // Commit syncs the file when billy's file has a Sync method.
-func (m *MemFS) Commit(h Handle) error {
+func (m *FS) Commit(h vfs.Handle) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n, err := m.resolve(h)
 	if err != nil {
 		return err
 	}
-	if n.typ != TypeReg {
+	if n.typ != vfs.TypeReg {
 		return nil
 	}
 	f, err := m.file(n)
@@ -687,52 +695,52 @@ func (m *MemFS) Commit(h Handle) error {
 
 // Create makes a regular file; see FS.Create. The verifier of an
 // EXCLUSIVE create is kept in the times, as the OS backend does.
-func (m *MemFS) Create(c Cred, dir Handle, name string, mode uint32, guarded, exclusive bool, verf [8]byte) (Handle, Attr, error) {
+func (m *FS) Create(c vfs.Cred, dir vfs.Handle, name string, mode uint32, guarded, exclusive bool, verf [8]byte) (vfs.Handle, vfs.Attr, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !c.Valid() {
-		return nil, Attr{}, syscall.EINVAL
+		return nil, vfs.Attr{}, syscall.EINVAL
 	}
 	d, err := m.resolveDir(dir, "create", name)
 	if err != nil {
-		return nil, Attr{}, err
+		return nil, vfs.Attr{}, err
 	}
-	if err := memPermit(&c, d, MayExec, "create", name); err != nil {
-		return nil, Attr{}, err
+	if err := memPermit(&c, d, vfs.MayExec, "create", name); err != nil {
+		return nil, vfs.Attr{}, err
 	}
 	n, err := m.child(d, name)
 	if err != nil {
-		return nil, Attr{}, err
+		return nil, vfs.Attr{}, err
 	}
 	if n != nil {
 		a, err := m.attr(n)
 		if err != nil {
-			return nil, Attr{}, err
+			return nil, vfs.Attr{}, err
 		}
 		switch {
 		case exclusive:
-			va, vm := exclusiveTimes(verf)
-			if n.typ != TypeReg || n.atime.Unix() != va || n.mtime.Unix() != vm || a.Size != 0 {
-				return nil, Attr{}, ErrExclusiveMismatch
+			va, vm := vfs.ExclusiveTimes(verf)
+			if n.typ != vfs.TypeReg || n.atime.Unix() != va || n.mtime.Unix() != vm || a.Size != 0 {
+				return nil, vfs.Attr{}, vfs.ErrExclusiveMismatch
 			}
-		case guarded || n.typ != TypeReg:
-			return nil, Attr{}, pathErr("create", name, syscall.EEXIST)
+		case guarded || n.typ != vfs.TypeReg:
+			return nil, vfs.Attr{}, vfs.PathErr("create", name, syscall.EEXIST)
 		}
 		return m.handle(n), a, nil
 	}
-	if err := memPermit(&c, d, MayWrite|MayExec, "create", name); err != nil {
-		return nil, Attr{}, err
+	if err := memPermit(&c, d, vfs.MayWrite|vfs.MayExec, "create", name); err != nil {
+		return nil, vfs.Attr{}, err
 	}
 	p := join(d.path, name)
 	f, err := m.bfs.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, os.FileMode(mode&0o777))
 	if err != nil {
-		return nil, Attr{}, billyErr("create", name, err)
+		return nil, vfs.Attr{}, billyErr("create", name, err)
 	}
 	now := time.Now()
-	owner, mode := newOwner(&c, d, TypeReg, mode)
-	n = m.newNode(p, TypeReg, mode, owner, now)
+	owner, mode := newOwner(&c, d, vfs.TypeReg, mode)
+	n = m.newNode(p, vfs.TypeReg, mode, owner, now)
 	if exclusive {
-		va, vm := exclusiveTimes(verf)
+		va, vm := vfs.ExclusiveTimes(verf)
 		n.atime, n.mtime = time.Unix(va, 0), time.Unix(vm, 0)
 	}
 	m.cacheFile(n.id, f)
@@ -742,14 +750,14 @@ func (m *MemFS) Create(c Cred, dir Handle, name string, mode uint32, guarded, ex
 }
 
 // made finishes a creation by c: node, cookie sequence, attributes.
-func (m *MemFS) made(c *Cred, d *memNode, name string, t FileType, mode uint32) (Handle, Attr, error) {
+func (m *FS) made(c *vfs.Cred, d *memNode, name string, t vfs.FileType, mode uint32) (vfs.Handle, vfs.Attr, error) {
 	now := time.Now()
 	owner, mode := newOwner(c, d, t, mode)
 	n := m.newNode(join(d.path, name), t, mode, owner, now)
 	enter(d, name, now)
 	a, err := m.attr(n)
 	if err != nil {
-		return nil, Attr{}, err
+		return nil, vfs.Attr{}, err
 	}
 	return m.handle(n), a, nil
 }
@@ -757,8 +765,8 @@ func (m *MemFS) made(c *Cred, d *memNode, name string, t FileType, mode uint32) 
 // free checks, as the kernel's filename_create and may_create do for c,
 // that d may be searched, that name does not exist in d, and that d may
 // be written.
-func (m *MemFS) free(c *Cred, d *memNode, op, name string) error {
-	if err := memPermit(c, d, MayExec, op, name); err != nil {
+func (m *FS) free(c *vfs.Cred, d *memNode, op, name string) error {
+	if err := memPermit(c, d, vfs.MayExec, op, name); err != nil {
 		return err
 	}
 	n, err := m.child(d, name)
@@ -766,93 +774,93 @@ func (m *MemFS) free(c *Cred, d *memNode, op, name string) error {
 		return err
 	}
 	if n != nil {
-		return pathErr(op, name, syscall.EEXIST)
+		return vfs.PathErr(op, name, syscall.EEXIST)
 	}
-	return memPermit(c, d, MayWrite|MayExec, op, name)
+	return memPermit(c, d, vfs.MayWrite|vfs.MayExec, op, name)
 }
 
 // Mkdir makes a directory.
-func (m *MemFS) Mkdir(c Cred, dir Handle, name string, mode uint32) (Handle, Attr, error) {
+func (m *FS) Mkdir(c vfs.Cred, dir vfs.Handle, name string, mode uint32) (vfs.Handle, vfs.Attr, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !c.Valid() {
-		return nil, Attr{}, syscall.EINVAL
+		return nil, vfs.Attr{}, syscall.EINVAL
 	}
 	d, err := m.resolveDir(dir, "mkdir", name)
 	if err != nil {
-		return nil, Attr{}, err
+		return nil, vfs.Attr{}, err
 	}
 	if err := m.free(&c, d, "mkdir", name); err != nil {
-		return nil, Attr{}, err
+		return nil, vfs.Attr{}, err
 	}
 	m.dirGen++
 	if err := m.bfs.MkdirAll(join(d.path, name), os.FileMode(mode&0o777)); err != nil {
-		return nil, Attr{}, billyErr("mkdir", name, err)
+		return nil, vfs.Attr{}, billyErr("mkdir", name, err)
 	}
-	return m.made(&c, d, name, TypeDir, mode)
+	return m.made(&c, d, name, vfs.TypeDir, mode)
 }
 
 // Symlink makes a symbolic link; mode is ignored (0777, as Linux).
-func (m *MemFS) Symlink(c Cred, dir Handle, name, target string, mode uint32) (Handle, Attr, error) {
+func (m *FS) Symlink(c vfs.Cred, dir vfs.Handle, name, target string, mode uint32) (vfs.Handle, vfs.Attr, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !c.Valid() {
-		return nil, Attr{}, syscall.EINVAL
+		return nil, vfs.Attr{}, syscall.EINVAL
 	}
 	d, err := m.resolveDir(dir, "symlink", name)
 	if err != nil {
-		return nil, Attr{}, err
+		return nil, vfs.Attr{}, err
 	}
 	switch {
 	case target == "":
-		return nil, Attr{}, pathErr("symlink", name, syscall.ENOENT)
+		return nil, vfs.Attr{}, vfs.PathErr("symlink", name, syscall.ENOENT)
 	case strings.IndexByte(target, 0) >= 0:
-		return nil, Attr{}, pathErr("symlink", name, syscall.EINVAL)
+		return nil, vfs.Attr{}, vfs.PathErr("symlink", name, syscall.EINVAL)
 	case len(target) >= 4096:
-		return nil, Attr{}, pathErr("symlink", name, syscall.ENAMETOOLONG)
+		return nil, vfs.Attr{}, vfs.PathErr("symlink", name, syscall.ENAMETOOLONG)
 	}
 	if err := m.free(&c, d, "symlink", name); err != nil {
-		return nil, Attr{}, err
+		return nil, vfs.Attr{}, err
 	}
 	if err := m.bfs.Symlink(target, join(d.path, name)); err != nil {
-		return nil, Attr{}, billyErr("symlink", name, err)
+		return nil, vfs.Attr{}, billyErr("symlink", name, err)
 	}
-	return m.made(&c, d, name, TypeLnk, 0o777)
+	return m.made(&c, d, name, vfs.TypeLnk, 0o777)
 }
 
 // Mknod makes a FIFO, socket or device node: an empty billy file whose
 // kind lives in the side table (and is lost with it). EINVAL for other
 // types.
-func (m *MemFS) Mknod(c Cred, dir Handle, name string, typ FileType, mode uint32, major, minor uint32) (Handle, Attr, error) {
+func (m *FS) Mknod(c vfs.Cred, dir vfs.Handle, name string, typ vfs.FileType, mode uint32, major, minor uint32) (vfs.Handle, vfs.Attr, error) {
 	switch typ {
-	case TypeFIFO, TypeSock, TypeChr, TypeBlk:
+	case vfs.TypeFIFO, vfs.TypeSock, vfs.TypeChr, vfs.TypeBlk:
 	default:
-		return nil, Attr{}, pathErr("mknod", name, syscall.EINVAL)
+		return nil, vfs.Attr{}, vfs.PathErr("mknod", name, syscall.EINVAL)
 	}
 	if !c.Valid() {
-		return nil, Attr{}, syscall.EINVAL
+		return nil, vfs.Attr{}, syscall.EINVAL
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	d, err := m.resolveDir(dir, "mknod", name)
 	if err != nil {
-		return nil, Attr{}, err
+		return nil, vfs.Attr{}, err
 	}
 	if err := m.free(&c, d, "mknod", name); err != nil {
-		return nil, Attr{}, err
+		return nil, vfs.Attr{}, err
 	}
-	if (typ == TypeChr || typ == TypeBlk) && c.UID != 0 {
-		return nil, Attr{}, pathErr("mknod", name, syscall.EPERM) // CAP_MKNOD
+	if (typ == vfs.TypeChr || typ == vfs.TypeBlk) && c.UID != 0 {
+		return nil, vfs.Attr{}, vfs.PathErr("mknod", name, syscall.EPERM) // CAP_MKNOD
 	}
 	f, err := m.bfs.OpenFile(join(d.path, name), os.O_RDWR|os.O_CREATE|os.O_EXCL, os.FileMode(mode&0o777))
 	if err != nil {
-		return nil, Attr{}, billyErr("mknod", name, err)
+		return nil, vfs.Attr{}, billyErr("mknod", name, err)
 	}
 	if err := f.Close(); err != nil {
-		return nil, Attr{}, billyErr("mknod", name, err)
+		return nil, vfs.Attr{}, billyErr("mknod", name, err)
 	}
 	h, a, err := m.made(&c, d, name, typ, mode)
-	if err == nil && (typ == TypeChr || typ == TypeBlk) {
+	if err == nil && (typ == vfs.TypeChr || typ == vfs.TypeBlk) {
 		n := m.byPath[join(d.path, name)]
 		n.major, n.minor = major, minor
 		a.Major, a.Minor = major, minor
@@ -861,7 +869,7 @@ func (m *MemFS) Mknod(c Cred, dir Handle, name string, typ FileType, mode uint32
 }
 
 // Remove unlinks a non-directory as c.
-func (m *MemFS) Remove(c Cred, dir Handle, name string) error {
+func (m *FS) Remove(c vfs.Cred, dir vfs.Handle, name string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !c.Valid() {
@@ -875,8 +883,8 @@ func (m *MemFS) Remove(c Cred, dir Handle, name string) error {
 	if err != nil {
 		return err
 	}
-	if n.typ == TypeDir {
-		return pathErr("remove", name, syscall.EISDIR)
+	if n.typ == vfs.TypeDir {
+		return vfs.PathErr("remove", name, syscall.EISDIR)
 	}
 	m.closeFile(n.id)
 	if err := m.bfs.Remove(n.path); err != nil {
@@ -888,7 +896,7 @@ func (m *MemFS) Remove(c Cred, dir Handle, name string) error {
 }
 
 // empty reports whether directory n has no entries.
-func (m *MemFS) empty(n *memNode) (bool, error) {
+func (m *FS) empty(n *memNode) (bool, error) {
 	fis, err := m.bfs.ReadDir(bpath(n.path))
 	if err != nil {
 		return false, billyErr("readdir", n.path, err)
@@ -897,7 +905,7 @@ func (m *MemFS) empty(n *memNode) (bool, error) {
 }
 
 // Rmdir removes an empty directory as c.
-func (m *MemFS) Rmdir(c Cred, dir Handle, name string) error {
+func (m *FS) Rmdir(c vfs.Cred, dir vfs.Handle, name string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !c.Valid() {
@@ -911,12 +919,12 @@ func (m *MemFS) Rmdir(c Cred, dir Handle, name string) error {
 	if err != nil {
 		return err
 	}
-	if n.typ != TypeDir {
-		return pathErr("rmdir", name, syscall.ENOTDIR)
+	if n.typ != vfs.TypeDir {
+		return vfs.PathErr("rmdir", name, syscall.ENOTDIR)
 	}
 	if ok, err := m.empty(n); err != nil || !ok {
 		if err == nil {
-			err = pathErr("rmdir", name, syscall.ENOTEMPTY)
+			err = vfs.PathErr("rmdir", name, syscall.ENOTEMPTY)
 		}
 		return err
 	}
@@ -933,7 +941,7 @@ func (m *MemFS) Rmdir(c Cred, dir Handle, name string) error {
 // replaces only an empty directory (else ENOTDIR / ENOTEMPTY), a
 // non-directory only a non-directory (else EISDIR), and a directory
 // cannot move below itself (EINVAL).
-func (m *MemFS) Rename(c Cred, fromDir Handle, fromName string, toDir Handle, toName string) error {
+func (m *FS) Rename(c vfs.Cred, fromDir vfs.Handle, fromName string, toDir vfs.Handle, toName string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.dirGen++ // the link counts of both parents may change
@@ -956,17 +964,17 @@ func (m *MemFS) Rename(c Cred, fromDir Handle, fromName string, toDir Handle, to
 	if from == to {
 		return nil
 	}
-	if err := memPermit(&c, td, MayWrite|MayExec, "rename", toName); err != nil {
+	if err := memPermit(&c, td, vfs.MayWrite|vfs.MayExec, "rename", toName); err != nil {
 		return err
 	}
-	if src.typ == TypeDir && fd != td {
+	if src.typ == vfs.TypeDir && fd != td {
 		// Its ".." entry changes: write permission on the directory
 		// itself, as the kernel's may_delete / vfs_rename.
-		if err := memPermit(&c, src, MayWrite, "rename", fromName); err != nil {
+		if err := memPermit(&c, src, vfs.MayWrite, "rename", fromName); err != nil {
 			return err
 		}
 	}
-	if src.typ == TypeDir && strings.HasPrefix(to, from+"/") {
+	if src.typ == vfs.TypeDir && strings.HasPrefix(to, from+"/") {
 		return &os.LinkError{Op: "rename", Old: fromName, New: toName, Err: syscall.EINVAL}
 	}
 	dst, err := m.child(td, toName)
@@ -979,11 +987,11 @@ func (m *MemFS) Rename(c Cred, fromDir Handle, fromName string, toDir Handle, to
 		}
 		var e syscall.Errno
 		switch {
-		case src.typ == TypeDir && dst.typ != TypeDir:
+		case src.typ == vfs.TypeDir && dst.typ != vfs.TypeDir:
 			e = syscall.ENOTDIR
-		case src.typ != TypeDir && dst.typ == TypeDir:
+		case src.typ != vfs.TypeDir && dst.typ == vfs.TypeDir:
 			e = syscall.EISDIR
-		case dst.typ == TypeDir:
+		case dst.typ == vfs.TypeDir:
 			ok, err := m.empty(dst)
 			if err != nil {
 				return err
@@ -1034,7 +1042,7 @@ func (m *MemFS) Rename(c Cred, fromDir Handle, fromName string, toDir Handle, to
 // a sibling "ab"), so when a sibling's name has from's name as a prefix
 // the move is done by hand: directories recreated and their entries
 // moved one by one, files and links copied.
-func (m *MemFS) billyRename(from, to string) error {
+func (m *FS) billyRename(from, to string) error {
 	dir, base := path.Split(from)
 	fis, err := m.bfs.ReadDir(bpath(strings.TrimSuffix(dir, "/")))
 	if err != nil {
@@ -1083,7 +1091,7 @@ func (m *MemFS) billyRename(from, to string) error {
 	return m.bfs.Remove(from)
 }
 
-func (m *MemFS) copyFile(from, to string, perm os.FileMode) error {
+func (m *FS) copyFile(from, to string, perm os.FileMode) error {
 	src, err := m.bfs.Open(from)
 	if err != nil {
 		return err
@@ -1101,7 +1109,7 @@ func (m *MemFS) copyFile(from, to string, perm os.FileMode) error {
 }
 
 // Link is not supported: billy has no hard links.
-func (m *MemFS) Link(c Cred, h Handle, dir Handle, name string) error {
+func (m *FS) Link(c vfs.Cred, h vfs.Handle, dir vfs.Handle, name string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !c.Valid() {
@@ -1113,25 +1121,25 @@ func (m *MemFS) Link(c Cred, h Handle, dir Handle, name string) error {
 	if _, err := m.resolveDir(dir, "link", name); err != nil {
 		return err
 	}
-	return ErrNotSupported
+	return vfs.ErrNotSupported
 }
 
 // ReadDir lists dir in order of insertion; see doc.go for cookies.
-func (m *MemFS) ReadDir(dir Handle, cookie, verf uint64, max int) ([]DirEntry, uint64, bool, error) {
+func (m *FS) ReadDir(dir vfs.Handle, cookie, verf uint64, max int) ([]vfs.DirEntry, uint64, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	d, err := m.resolve(dir)
 	if err != nil {
 		return nil, 0, false, err
 	}
-	if d.typ != TypeDir {
-		return nil, 0, false, pathErr("readdir", "", syscall.ENOTDIR)
+	if d.typ != vfs.TypeDir {
+		return nil, 0, false, vfs.PathErr("readdir", "", syscall.ENOTDIR)
 	}
 	if max <= 0 {
-		return nil, 0, false, pathErr("readdir", "", syscall.EINVAL)
+		return nil, 0, false, vfs.PathErr("readdir", "", syscall.EINVAL)
 	}
 	if cookie >= d.nextSeq || (cookie != 0 && verf != 0 && verf != m.cookieVerf()) {
-		return nil, 0, false, ErrBadCookie
+		return nil, 0, false, vfs.ErrBadCookie
 	}
 	if cookie == 0 {
 		if err := m.reconcile(d); err != nil {
@@ -1142,12 +1150,12 @@ func (m *MemFS) ReadDir(dir Handle, cookie, verf uint64, max int) ([]DirEntry, u
 	if err != nil {
 		return nil, 0, false, err
 	}
-	var out []DirEntry
+	var out []vfs.DirEntry
 	if cookie < 1 {
-		out = append(out, DirEntry{Name: ".", FileID: d.id, Cookie: 1})
+		out = append(out, vfs.DirEntry{Name: ".", FileID: d.id, Cookie: 1})
 	}
 	if cookie < 2 && len(out) < max {
-		out = append(out, DirEntry{Name: "..", FileID: par.id, Cookie: 2})
+		out = append(out, vfs.DirEntry{Name: "..", FileID: par.id, Cookie: 2})
 	}
 	i, _ := slices.BinarySearchFunc(d.order, cookie+1, func(e memSeq, c uint64) int { return cmp.Compare(e.seq, c) })
 	for ; i < len(d.order); i++ {
@@ -1169,7 +1177,7 @@ func (m *MemFS) ReadDir(dir Handle, cookie, verf uint64, max int) ([]DirEntry, u
 		if len(out) == max {
 			return out, m.cookieVerf(), false, nil
 		}
-		out = append(out, DirEntry{Name: e.name, FileID: n.id, Cookie: e.seq})
+		out = append(out, vfs.DirEntry{Name: e.name, FileID: n.id, Cookie: e.seq})
 	}
 	return out, m.cookieVerf(), true, nil
 }
@@ -1177,7 +1185,7 @@ func (m *MemFS) ReadDir(dir Handle, cookie, verf uint64, max int) ([]DirEntry, u
 // reconcile brings d's cookie sequence in line with billy at the start of
 // a listing: names billy gained behind our back are appended (in name
 // order), names it lost are dropped.
-func (m *MemFS) reconcile(d *memNode) error {
+func (m *FS) reconcile(d *memNode) error {
 	fis, err := m.bfs.ReadDir(bpath(d.path))
 	if err != nil {
 		return billyErr("readdir", d.path, err)
@@ -1200,20 +1208,20 @@ func (m *MemFS) reconcile(d *memNode) error {
 // FSStat reports synthetic figures: billy has no statfs. Total and free
 // are 1 TiB and 2^32 files, minus one file per node the side table
 // knows; bytes used are not tracked.
-func (m *MemFS) FSStat() (FSStat, error) {
+func (m *FS) FSStat() (vfs.FSStat, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
-		return FSStat{}, fs.ErrClosed
+		return vfs.FSStat{}, fs.ErrClosed
 	}
 	const total, files = 1 << 40, 1 << 32
 	free := uint64(files - len(m.byPath))
-	return FSStat{TotalBytes: total, FreeBytes: total, AvailBytes: total,
+	return vfs.FSStat{TotalBytes: total, FreeBytes: total, AvailBytes: total,
 		TotalFiles: files, FreeFiles: free, AvailFiles: free}, nil
 }
 
 // OpenFiles reports the billy files held open by the cache.
-func (m *MemFS) OpenFiles() int {
+func (m *FS) OpenFiles() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.files)
@@ -1221,7 +1229,7 @@ func (m *MemFS) OpenFiles() int {
 
 // Close closes every cached billy file; later calls fail with
 // fs.ErrClosed. Close is idempotent.
-func (m *MemFS) Close() error {
+func (m *FS) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.closed = true
@@ -1234,31 +1242,31 @@ func (m *MemFS) Close() error {
 // Permission rules of the memory backend: the kernel's, applied by hand
 // since billy has no identities (see doc.go, "Identity").
 
-func memAttr(n *memNode) Attr { return Attr{Type: n.typ, Mode: n.mode, UID: n.uid, GID: n.gid} }
+func memAttr(n *memNode) vfs.Attr { return vfs.Attr{Type: n.typ, Mode: n.mode, UID: n.uid, GID: n.gid} }
 
 // memPermit is EACCES unless c may access n as may.
-func memPermit(c *Cred, n *memNode, may uint32, op, name string) error {
+func memPermit(c *vfs.Cred, n *memNode, may uint32, op, name string) error {
 	a := memAttr(n)
 	if c.May(&a, may) {
 		return nil
 	}
-	return pathErr(op, name, syscall.EACCES)
+	return vfs.PathErr(op, name, syscall.EACCES)
 }
 
 // memSticky is the sticky-directory rule of may_delete: in a sticky
 // directory only the owner of the entry or of the directory (or root) may
 // remove or replace it (EPERM).
-func memSticky(c *Cred, d, n *memNode, op, name string) error {
+func memSticky(c *vfs.Cred, d, n *memNode, op, name string) error {
 	if d.mode&0o1000 == 0 || c.UID == 0 || c.UID == d.uid || c.UID == n.uid {
 		return nil
 	}
-	return pathErr(op, name, syscall.EPERM)
+	return vfs.PathErr(op, name, syscall.EPERM)
 }
 
 // victim finds name in d for removal or renaming by c: search and write
 // permission on d, ENOENT, the sticky rule.
-func (m *MemFS) victim(c *Cred, d *memNode, op, name string) (*memNode, error) {
-	if err := memPermit(c, d, MayExec, op, name); err != nil {
+func (m *FS) victim(c *vfs.Cred, d *memNode, op, name string) (*memNode, error) {
+	if err := memPermit(c, d, vfs.MayExec, op, name); err != nil {
 		return nil, err
 	}
 	n, err := m.child(d, name)
@@ -1266,9 +1274,9 @@ func (m *MemFS) victim(c *Cred, d *memNode, op, name string) (*memNode, error) {
 		return nil, err
 	}
 	if n == nil {
-		return nil, pathErr(op, name, syscall.ENOENT)
+		return nil, vfs.PathErr(op, name, syscall.ENOENT)
 	}
-	if err := memPermit(c, d, MayWrite|MayExec, op, name); err != nil {
+	if err := memPermit(c, d, vfs.MayWrite|vfs.MayExec, op, name); err != nil {
 		return nil, err
 	}
 	if err := memSticky(c, d, n, op, name); err != nil {
@@ -1282,12 +1290,12 @@ func (m *MemFS) victim(c *Cred, d *memNode, op, name string) (*memNode, error) {
 // set-group-ID (a new directory then inherits the bit), else c's gid; a
 // set-group-ID bit on a group-executable file is dropped when c is
 // neither root nor a member of that group (mode_strip_sgid).
-func newOwner(c *Cred, d *memNode, t FileType, mode uint32) (Owner, uint32) {
+func newOwner(c *vfs.Cred, d *memNode, t vfs.FileType, mode uint32) (Owner, uint32) {
 	o := Owner{UID: c.UID, GID: c.GID}
 	mode &= 0o7777
 	if d.mode&0o2000 != 0 {
 		o.GID = d.gid
-		if t == TypeDir {
+		if t == vfs.TypeDir {
 			mode |= 0o2000
 		} else if mode&0o2010 == 0o2010 && c.UID != 0 && !c.InGroup(d.gid) {
 			mode &^= 0o2000
@@ -1300,8 +1308,8 @@ func newOwner(c *Cred, d *memNode, t FileType, mode uint32) (Owner, uint32) {
 // c, as setattr_should_drop_suidgid for a caller without CAP_FSETID:
 // set-user-ID always, set-group-ID when group-executable or when c is
 // not in the file's group.
-func killPriv(c *Cred, n *memNode) {
-	if c.UID == 0 || n.typ != TypeReg {
+func killPriv(c *vfs.Cred, n *memNode) {
+	if c.UID == 0 || n.typ != vfs.TypeReg {
 		return
 	}
 	n.mode &^= 0o4000
@@ -1315,7 +1323,7 @@ func killPriv(c *Cred, n *memNode) {
 // ownership and membership, a mode and explicit times ownership (EPERM);
 // times set to now ownership or write permission (EACCES). Write
 // permission for a size change is the NFS layer's check (owner override).
-func memPermitSetAttr(c *Cred, n *memNode, s *SetAttr) error {
+func memPermitSetAttr(c *vfs.Cred, n *memNode, s *vfs.SetAttr) error {
 	if c.UID == 0 {
 		return nil
 	}
@@ -1325,15 +1333,15 @@ func memPermitSetAttr(c *Cred, n *memNode, s *SetAttr) error {
 		s.GID != nil && *s.GID != n.gid && (!owner || !c.InGroup(*s.GID)),
 		s.Mode != nil && !owner,
 		((s.Atime != nil && !s.AtimeNow) || (s.Mtime != nil && !s.MtimeNow)) && !owner:
-		return pathErr("setattr", "", syscall.EPERM)
+		return vfs.PathErr("setattr", "", syscall.EPERM)
 	}
 	if (s.AtimeNow || s.MtimeNow) && !owner {
 		a := memAttr(n)
-		if !c.May(&a, MayWrite) {
-			return pathErr("utimes", "", syscall.EACCES)
+		if !c.May(&a, vfs.MayWrite) {
+			return vfs.PathErr("utimes", "", syscall.EACCES)
 		}
 	}
 	return nil
 }
 
-var _ FS = (*MemFS)(nil)
+var _ vfs.FS = (*FS)(nil)

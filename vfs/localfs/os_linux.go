@@ -1,4 +1,4 @@
-package vfs
+package localfs
 
 import (
 	"crypto/hmac"
@@ -20,9 +20,11 @@ import (
 
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
+
+	"github.com/gonfsrdma/gonfsrdma/vfs"
 )
 
-// Descriptor ownership: the OSFS owns every descriptor it opens. Those
+// Descriptor ownership: the FS owns every descriptor it opens. Those
 // naming files live in the fdCache (see fdcache_linux.go); the export
 // root's descriptor is a pinned cache entry that doubles as the mount
 // descriptor for open_by_handle_at. Descriptors opened for one call
@@ -30,8 +32,8 @@ import (
 // returns. Handles returned to callers are fresh slices the caller owns;
 // handles passed in are only read during the call.
 
-// OSOptions configures NewOS.
-type OSOptions struct {
+// Options configures New.
+type Options struct {
 	// Logger receives boundary events (key creation, close errors). Nil
 	// means no logging.
 	Logger *zap.Logger
@@ -41,7 +43,7 @@ type OSOptions struct {
 	// HandleKey, when at least 16 bytes, is the secret that authenticates
 	// handles; handles stay valid across restarts only if it does not
 	// change. When empty, the key is read from the export root's
-	// extended attribute OSKeyXattr, created with 32 random bytes on
+	// extended attribute KeyXattr, created with 32 random bytes on
 	// first use (trusted.* attributes are readable only with
 	// CAP_SYS_ADMIN and travel with the directory).
 	HandleKey []byte
@@ -56,9 +58,9 @@ type OSOptions struct {
 	NameCookies bool
 }
 
-// OSKeyXattr is the extended attribute of the export root that keeps the
-// handle key when OSOptions.HandleKey is empty.
-const OSKeyXattr = "trusted.gonfsrdma.fhkey"
+// KeyXattr is the extended attribute of the export root that keeps the
+// handle key when Options.HandleKey is empty.
+const KeyXattr = "trusted.gonfsrdma.fhkey"
 
 // OS handle layout (see doc.go):
 //
@@ -71,21 +73,21 @@ const (
 	osHandleVersion = 0x01
 	osHandleHeader  = 6
 	osMACLen        = 8
-	osMaxKernel     = MaxHandle - osHandleHeader - osMACLen
+	osMaxKernel     = vfs.MaxHandle - osHandleHeader - osMACLen
 	maxWalkDepth    = 4096
 	getdentsBufSize = 32 << 10
 )
 
-// OSFS is the FS over a directory of the host: kernel file handles
+// FS is the FS over a directory of the host: kernel file handles
 // authenticated with a per-export key, *at system calls relative to
 // descriptors obtained from handles, and a bounded cache of open files.
-type OSFS struct {
+type FS struct {
 	log        *zap.Logger
 	rootFD     int // O_RDONLY|O_DIRECTORY; also the mount fd
 	rootDev    uint64
 	rootIno    uint64
 	rootMount  int
-	rootHandle Handle
+	rootHandle vfs.Handle
 	key        []byte
 	domain     []byte
 	macs       sync.Pool // hash.Hash: HMAC-SHA256 keyed with key, reset
@@ -96,12 +98,12 @@ type OSFS struct {
 	dirs       osDirs    // ReadDir cookie scheme and listings (readdir_linux.go)
 }
 
-// NewOS exports the existing directory root. It fails when root is not a
+// New exports the existing directory root. It fails when root is not a
 // directory, when the filesystem cannot make file handles
 // (name_to_handle_at returns EOPNOTSUPP: such filesystems cannot give
 // handles that survive restarts and are not supported), or when no handle
 // key is available.
-func NewOS(root string, opts OSOptions) (*OSFS, error) {
+func New(root string, opts Options) (*FS, error) {
 	log := opts.Logger
 	if log == nil {
 		log = zap.NewNop()
@@ -118,9 +120,9 @@ func NewOS(root string, opts OSOptions) (*OSFS, error) {
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: abs, Err: err}
 	}
-	f := &OSFS{log: log.With(zap.String("export", abs)), rootFD: rfd, cache: newFDCache(max)}
+	f := &FS{log: log.With(zap.String("export", abs)), rootFD: rfd, cache: newFDCache(max)}
 	f.bufs.New = func() any { b := make([]byte, getdentsBufSize); return &b }
-	fail := func(err error) (*OSFS, error) {
+	fail := func(err error) (*FS, error) {
 		unix.Close(rfd)
 		return nil, err
 	}
@@ -140,7 +142,7 @@ func NewOS(root string, opts OSOptions) (*OSFS, error) {
 	f.domain = append([]byte(nil), opts.HandleDomain...)
 	if len(opts.HandleKey) > 0 {
 		if len(opts.HandleKey) < 16 {
-			return fail(fmt.Errorf("vfs: OSOptions.HandleKey must be at least 16 bytes"))
+			return fail(fmt.Errorf("vfs: Options.HandleKey must be at least 16 bytes"))
 		}
 		f.key = append([]byte(nil), opts.HandleKey...)
 	} else if f.key, err = f.loadKey(abs); err != nil {
@@ -154,7 +156,7 @@ func NewOS(root string, opts OSOptions) (*OSFS, error) {
 		return fail(fmt.Errorf("vfs: export root %s: %w", abs, err))
 	}
 	f.rootHandle = h
-	re := &fdEntry{key: string(h), fh: fh, fd: rfd, ino: st.Ino, typ: TypeDir}
+	re := &fdEntry{key: string(h), fh: fh, fd: rfd, ino: st.Ino, typ: vfs.TypeDir}
 	f.cache.release(f.cache.put(re, true))
 	f.moves.start(rfd, func(fd int) bool {
 		var st unix.Stat_t
@@ -167,39 +169,39 @@ func NewOS(root string, opts OSOptions) (*OSFS, error) {
 	return f, nil
 }
 
-// loadKey reads or creates the handle key in the root's OSKeyXattr.
-func (f *OSFS) loadKey(abs string) ([]byte, error) {
+// loadKey reads or creates the handle key in the root's KeyXattr.
+func (f *FS) loadKey(abs string) ([]byte, error) {
 	buf := make([]byte, 256)
 	for range 3 {
-		n, err := unix.Fgetxattr(f.rootFD, OSKeyXattr, buf)
+		n, err := unix.Fgetxattr(f.rootFD, KeyXattr, buf)
 		if err == nil {
 			if n < 16 {
-				return nil, fmt.Errorf("vfs: export root %s: handle key in %s is %d bytes, want at least 16", abs, OSKeyXattr, n)
+				return nil, fmt.Errorf("vfs: export root %s: handle key in %s is %d bytes, want at least 16", abs, KeyXattr, n)
 			}
 			return buf[:n:n], nil
 		}
 		if err != unix.ENODATA {
-			return nil, fmt.Errorf("vfs: export root %s: reading handle key %s: %w (set OSOptions.HandleKey on filesystems without trusted xattrs)", abs, OSKeyXattr, err)
+			return nil, fmt.Errorf("vfs: export root %s: reading handle key %s: %w (set Options.HandleKey on filesystems without trusted xattrs)", abs, KeyXattr, err)
 		}
 		key := make([]byte, 32)
 		rand.Read(key)
-		err = unix.Fsetxattr(f.rootFD, OSKeyXattr, key, unix.XATTR_CREATE)
+		err = unix.Fsetxattr(f.rootFD, KeyXattr, key, unix.XATTR_CREATE)
 		if err == nil {
-			f.log.Info("created handle key", zap.String("xattr", OSKeyXattr))
+			f.log.Info("created handle key", zap.String("xattr", KeyXattr))
 			return key, nil
 		}
 		if err != unix.EEXIST {
-			return nil, fmt.Errorf("vfs: export root %s: storing handle key %s: %w (set OSOptions.HandleKey on filesystems without trusted xattrs)", abs, OSKeyXattr, err)
+			return nil, fmt.Errorf("vfs: export root %s: storing handle key %s: %w (set Options.HandleKey on filesystems without trusted xattrs)", abs, KeyXattr, err)
 		}
 	}
-	return nil, fmt.Errorf("vfs: export root %s: handle key %s keeps changing", abs, OSKeyXattr)
+	return nil, fmt.Errorf("vfs: export root %s: handle key %s keeps changing", abs, KeyXattr)
 }
 
 // mac computes the authenticator of handle prefix b in this FS's domain.
 // Keyed HMAC states are pooled: making one costs two SHA-256 blocks and
 // four allocations, which LOOKUP and CREATE would otherwise pay on every
 // call; Reset returns a used one to the keyed state.
-func (f *OSFS) mac(b []byte) []byte {
+func (f *FS) mac(b []byte) []byte {
 	m, _ := f.macs.Get().(hash.Hash)
 	if m == nil {
 		m = hmac.New(sha256.New, f.key)
@@ -214,12 +216,12 @@ func (f *OSFS) mac(b []byte) []byte {
 }
 
 // encode wraps a kernel handle into a vfs handle.
-func (f *OSFS) encode(fh unix.FileHandle) (Handle, error) {
+func (f *FS) encode(fh unix.FileHandle) (vfs.Handle, error) {
 	kb := fh.Bytes()
 	if len(kb) > osMaxKernel {
 		return nil, fmt.Errorf("vfs: kernel file handle of %d bytes exceeds %d", len(kb), osMaxKernel)
 	}
-	h := make(Handle, osHandleHeader, osHandleHeader+len(kb)+osMACLen)
+	h := make(vfs.Handle, osHandleHeader, osHandleHeader+len(kb)+osMACLen)
 	h[0] = osHandleVersion
 	h[1] = byte(len(kb))
 	binary.BigEndian.PutUint32(h[2:6], uint32(fh.Type()))
@@ -228,24 +230,24 @@ func (f *OSFS) encode(fh unix.FileHandle) (Handle, error) {
 }
 
 // decode checks a vfs handle and returns its kernel handle.
-func (f *OSFS) decode(h Handle) (unix.FileHandle, error) {
+func (f *FS) decode(h vfs.Handle) (unix.FileHandle, error) {
 	if len(h) < osHandleHeader+osMACLen || h[0] != osHandleVersion {
-		return unix.FileHandle{}, ErrBadHandle
+		return unix.FileHandle{}, vfs.ErrBadHandle
 	}
 	n := int(h[1])
 	if n == 0 || len(h) != osHandleHeader+n+osMACLen {
-		return unix.FileHandle{}, ErrBadHandle
+		return unix.FileHandle{}, vfs.ErrBadHandle
 	}
 	body := h[:osHandleHeader+n]
 	if !hmac.Equal(f.mac(body), h[osHandleHeader+n:]) {
-		return unix.FileHandle{}, ErrStale
+		return unix.FileHandle{}, vfs.ErrStale
 	}
 	return unix.NewFileHandle(int32(binary.BigEndian.Uint32(h[2:6])), h[osHandleHeader:osHandleHeader+n]), nil
 }
 
 // acquire returns the cache entry of h with a reference held; release it
 // with f.cache.release.
-func (f *OSFS) acquire(h Handle) (*fdEntry, error) {
+func (f *FS) acquire(h vfs.Handle) (*fdEntry, error) {
 	if f.closed.Load() {
 		return nil, fs.ErrClosed
 	}
@@ -261,13 +263,13 @@ func (f *OSFS) acquire(h Handle) (*fdEntry, error) {
 			return e, nil
 		}
 		epoch := f.moves.epoch.Load()
-		if ok, err := f.within(e.fd, e.typ == TypeDir); !ok || err != nil {
+		if ok, err := f.within(e.fd, e.typ == vfs.TypeDir); !ok || err != nil {
 			f.cache.release(e)
 			if err != nil {
 				return nil, err
 			}
 			f.cache.drop(e)
-			return nil, ErrStale
+			return nil, vfs.ErrStale
 		}
 		e.verified.Store(epoch)
 		return e, nil
@@ -292,7 +294,7 @@ func openByHandle(mountFD int, fh unix.FileHandle, flags int) (int, error) {
 
 // resolve is acquire's slow path: authenticate, open_by_handle_at, check
 // the object is alive and inside the export, cache it.
-func (f *OSFS) resolve(h Handle) (*fdEntry, error) {
+func (f *FS) resolve(h vfs.Handle) (*fdEntry, error) {
 	fh, err := f.decode(h)
 	if err != nil {
 		return nil, err
@@ -303,20 +305,20 @@ func (f *OSFS) resolve(h Handle) (*fdEntry, error) {
 		case unix.EMFILE, unix.ENFILE, unix.ENOMEM, unix.EINTR:
 			return nil, &os.PathError{Op: "open_by_handle_at", Path: "", Err: err}
 		}
-		return nil, ErrStale
+		return nil, vfs.ErrStale
 	}
 	epoch := f.moves.epoch.Load()
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil || st.Nlink == 0 || st.Dev != f.rootDev {
 		unix.Close(fd)
-		return nil, ErrStale
+		return nil, vfs.ErrStale
 	}
 	if ok, err := f.within(fd, st.Mode&unix.S_IFMT == unix.S_IFDIR); st.Ino != f.rootIno && (!ok || err != nil) {
 		unix.Close(fd)
 		if err != nil {
 			return nil, err
 		}
-		return nil, ErrStale
+		return nil, vfs.ErrStale
 	}
 	e := &fdEntry{key: string(h), fh: fh, fd: fd, ino: st.Ino, typ: modeType(st.Mode)}
 	e.verified.Store(epoch)
@@ -343,7 +345,7 @@ func (f *OSFS) resolve(h Handle) (*fdEntry, error) {
 // inside and outside the export may be named by the kernel through an
 // outside link and is then refused (the check prefers refusing to
 // guessing). It does not allocate.
-func (f *OSFS) within(fd int, dir bool) (bool, error) {
+func (f *FS) within(fd int, dir bool) (bool, error) {
 	var nb, rb [unix.PathMax]byte
 	n, err := fdName(fd, nb[:])
 	if err != nil {
@@ -388,26 +390,26 @@ func procFD(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
 
 // adopt turns fd, just opened on an object inside the export, into a
 // handle and attributes, caching it. fd is consumed.
-func (f *OSFS) adopt(fd int, op, name string) (Handle, Attr, error) {
+func (f *FS) adopt(fd int, op, name string) (vfs.Handle, vfs.Attr, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
-		return nil, Attr{}, &os.PathError{Op: op, Path: name, Err: err}
+		return nil, vfs.Attr{}, &os.PathError{Op: op, Path: name, Err: err}
 	}
 	fh, mnt, err := unix.NameToHandleAt(fd, "", unix.AT_EMPTY_PATH)
 	if err != nil {
 		unix.Close(fd)
-		return nil, Attr{}, &os.PathError{Op: "name_to_handle_at", Path: name, Err: err}
+		return nil, vfs.Attr{}, &os.PathError{Op: "name_to_handle_at", Path: name, Err: err}
 	}
 	if mnt != f.rootMount || st.Dev != f.rootDev {
 		// A mount point inside the export: not crossed (no crossmnt).
 		unix.Close(fd)
-		return nil, Attr{}, pathErr(op, name, unix.EXDEV)
+		return nil, vfs.Attr{}, vfs.PathErr(op, name, unix.EXDEV)
 	}
 	h, err := f.encode(fh)
 	if err != nil {
 		unix.Close(fd)
-		return nil, Attr{}, err
+		return nil, vfs.Attr{}, err
 	}
 	e := f.cache.put(&fdEntry{key: string(h), fh: fh, fd: fd, ino: st.Ino, typ: modeType(st.Mode)}, false)
 	f.cache.release(e)
@@ -416,7 +418,7 @@ func (f *OSFS) adopt(fd int, op, name string) (Handle, Attr, error) {
 
 // ioFD returns a descriptor of regular file e for pread (write false) or
 // pwrite (write true), opened on first use and kept in the entry.
-func (f *OSFS) ioFD(e *fdEntry, write bool) (int, error) {
+func (f *FS) ioFD(e *fdEntry, write bool) (int, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.wfd >= 0 {
@@ -432,7 +434,7 @@ func (f *OSFS) ioFD(e *fdEntry, write bool) (int, error) {
 	fd, err := openByHandle(f.rootFD, e.fh, flags|unix.O_CLOEXEC|unix.O_NOFOLLOW)
 	if err != nil {
 		if err == unix.ESTALE {
-			return -1, ErrStale
+			return -1, vfs.ErrStale
 		}
 		return -1, &os.PathError{Op: "open", Path: "", Err: err}
 	}
@@ -446,37 +448,37 @@ func (f *OSFS) ioFD(e *fdEntry, write bool) (int, error) {
 }
 
 // stat fstats e; a dead object (nlink 0) is evicted and reported stale.
-func (f *OSFS) stat(e *fdEntry, st *unix.Stat_t) error {
+func (f *FS) stat(e *fdEntry, st *unix.Stat_t) error {
 	if err := unix.Fstat(e.fd, st); err != nil {
 		return &os.PathError{Op: "fstat", Path: "", Err: err}
 	}
 	if st.Nlink == 0 {
 		f.cache.drop(e)
-		return ErrStale
+		return vfs.ErrStale
 	}
 	return nil
 }
 
-func modeType(m uint32) FileType {
+func modeType(m uint32) vfs.FileType {
 	switch m & unix.S_IFMT {
 	case unix.S_IFDIR:
-		return TypeDir
+		return vfs.TypeDir
 	case unix.S_IFLNK:
-		return TypeLnk
+		return vfs.TypeLnk
 	case unix.S_IFBLK:
-		return TypeBlk
+		return vfs.TypeBlk
 	case unix.S_IFCHR:
-		return TypeChr
+		return vfs.TypeChr
 	case unix.S_IFSOCK:
-		return TypeSock
+		return vfs.TypeSock
 	case unix.S_IFIFO:
-		return TypeFIFO
+		return vfs.TypeFIFO
 	}
-	return TypeReg
+	return vfs.TypeReg
 }
 
-func statAttr(st *unix.Stat_t) Attr {
-	a := Attr{
+func statAttr(st *unix.Stat_t) vfs.Attr {
+	a := vfs.Attr{
 		Type:   modeType(st.Mode),
 		Mode:   st.Mode & 0o7777,
 		Nlink:  uint32(st.Nlink),
@@ -489,26 +491,26 @@ func statAttr(st *unix.Stat_t) Attr {
 		Mtime:  time.Unix(st.Mtim.Sec, st.Mtim.Nsec),
 		Ctime:  time.Unix(st.Ctim.Sec, st.Ctim.Nsec),
 	}
-	if a.Type == TypeBlk || a.Type == TypeChr {
+	if a.Type == vfs.TypeBlk || a.Type == vfs.TypeChr {
 		a.Major, a.Minor = unix.Major(st.Rdev), unix.Minor(st.Rdev)
 	}
 	return a
 }
 
 // Root returns the export root's handle.
-func (f *OSFS) Root() Handle { return append(Handle(nil), f.rootHandle...) }
+func (f *FS) Root() vfs.Handle { return append(vfs.Handle(nil), f.rootHandle...) }
 
 // GetAttr returns the attributes of h; ErrStale once the object is
 // unlinked, even while a cached descriptor keeps its inode alive.
-func (f *OSFS) GetAttr(h Handle) (Attr, error) {
+func (f *FS) GetAttr(h vfs.Handle) (vfs.Attr, error) {
 	e, err := f.acquire(h)
 	if err != nil {
-		return Attr{}, err
+		return vfs.Attr{}, err
 	}
 	defer f.cache.release(e)
 	var st unix.Stat_t
 	if err := f.stat(e, &st); err != nil {
-		return Attr{}, err
+		return vfs.Attr{}, err
 	}
 	return statAttr(&st), nil
 }
@@ -521,7 +523,7 @@ func (f *OSFS) GetAttr(h Handle) (Attr, error) {
 // set-group-ID; truncation by a caller without CAP_FSETID drops
 // set-user-ID); the truncate descriptor is opened as the server first,
 // since the NFS layer has already granted write access.
-func (f *OSFS) SetAttr(c Cred, h Handle, s SetAttr) error {
+func (f *FS) SetAttr(c vfs.Cred, h vfs.Handle, s vfs.SetAttr) error {
 	e, err := f.acquire(h)
 	if err != nil {
 		return err
@@ -531,20 +533,20 @@ func (f *OSFS) SetAttr(c Cred, h Handle, s SetAttr) error {
 	if err := f.stat(e, &st); err != nil {
 		return err
 	}
-	if err := checkChownIDs(&c, &s); err != nil {
+	if err := vfs.CheckChownIDs(&c, &s); err != nil {
 		return err
 	}
 	tfd := -1
 	if s.Size != nil {
 		switch e.typ {
-		case TypeReg:
-		case TypeDir:
-			return pathErr("truncate", "", unix.EISDIR)
+		case vfs.TypeReg:
+		case vfs.TypeDir:
+			return vfs.PathErr("truncate", "", unix.EISDIR)
 		default:
-			return pathErr("truncate", "", unix.EINVAL)
+			return vfs.PathErr("truncate", "", unix.EINVAL)
 		}
 		if *s.Size > math.MaxInt64 {
-			return pathErr("truncate", "", unix.EFBIG)
+			return vfs.PathErr("truncate", "", unix.EFBIG)
 		}
 		if tfd, err = f.ioFD(e, true); err != nil {
 			return err
@@ -563,7 +565,7 @@ func (f *OSFS) SetAttr(c Cred, h Handle, s SetAttr) error {
 				return &os.PathError{Op: "chown", Path: "", Err: err}
 			}
 		}
-		if s.Mode != nil && e.typ != TypeLnk {
+		if s.Mode != nil && e.typ != vfs.TypeLnk {
 			if err := chmodFD(e.fd, *s.Mode); err != nil {
 				return err
 			}
@@ -615,14 +617,14 @@ func chmodFD(fd int, mode uint32) error {
 // the root is the root; any other ".." result goes through the
 // inside-the-export check, so a directory moved out of the export on the
 // server cannot lead further out.
-func (f *OSFS) Lookup(c Cred, dir Handle, name string) (Handle, Attr, error) {
+func (f *FS) Lookup(c vfs.Cred, dir vfs.Handle, name string) (vfs.Handle, vfs.Attr, error) {
 	de, err := f.acquire(dir)
 	if err != nil {
-		return nil, Attr{}, err
+		return nil, vfs.Attr{}, err
 	}
 	defer f.cache.release(de)
-	if de.typ != TypeDir {
-		return nil, Attr{}, pathErr("lookup", name, unix.ENOTDIR)
+	if de.typ != vfs.TypeDir {
+		return nil, vfs.Attr{}, vfs.PathErr("lookup", name, unix.ENOTDIR)
 	}
 	self := name == "." || (name == ".." && de.ino == f.rootIno)
 	open := name
@@ -631,8 +633,8 @@ func (f *OSFS) Lookup(c Cred, dir Handle, name string) (Handle, Attr, error) {
 		open = "."
 	case name == "..":
 	default:
-		if err := checkName("lookup", name); err != nil {
-			return nil, Attr{}, err
+		if err := vfs.CheckName("lookup", name); err != nil {
+			return nil, vfs.Attr{}, err
 		}
 	}
 	fd := -1
@@ -642,48 +644,48 @@ func (f *OSFS) Lookup(c Cred, dir Handle, name string) (Handle, Attr, error) {
 		return err
 	})
 	if err != nil {
-		return nil, Attr{}, &os.PathError{Op: "lookup", Path: name, Err: err}
+		return nil, vfs.Attr{}, &os.PathError{Op: "lookup", Path: name, Err: err}
 	}
 	if self {
 		unix.Close(fd)
 		var st unix.Stat_t
 		if err := f.stat(de, &st); err != nil {
-			return nil, Attr{}, err
+			return nil, vfs.Attr{}, err
 		}
-		return Handle(de.key), statAttr(&st), nil
+		return vfs.Handle(de.key), statAttr(&st), nil
 	}
 	if name == ".." {
 		var st unix.Stat_t
 		if err := unix.Fstat(fd, &st); err != nil {
 			unix.Close(fd)
-			return nil, Attr{}, &os.PathError{Op: "lookup", Path: name, Err: err}
+			return nil, vfs.Attr{}, &os.PathError{Op: "lookup", Path: name, Err: err}
 		}
 		if ok, err := f.within(fd, true); st.Ino != f.rootIno && (!ok || err != nil) {
 			unix.Close(fd)
 			if err != nil {
-				return nil, Attr{}, err
+				return nil, vfs.Attr{}, err
 			}
-			return nil, Attr{}, ErrStale
+			return nil, vfs.Attr{}, vfs.ErrStale
 		}
 	}
 	return f.adopt(fd, "lookup", name)
 }
 
 // ReadLink returns a symbolic link's target; EINVAL for other objects.
-func (f *OSFS) ReadLink(h Handle) (string, error) {
+func (f *FS) ReadLink(h vfs.Handle) (string, error) {
 	e, err := f.acquire(h)
 	if err != nil {
 		return "", err
 	}
 	defer f.cache.release(e)
-	if e.typ != TypeLnk {
-		return "", pathErr("readlink", "", unix.EINVAL)
+	if e.typ != vfs.TypeLnk {
+		return "", vfs.PathErr("readlink", "", unix.EINVAL)
 	}
 	buf := make([]byte, unix.PathMax)
 	n, err := unix.Readlinkat(e.fd, "", buf)
 	if err != nil {
 		if err == unix.ENOENT {
-			return "", ErrStale
+			return "", vfs.ErrStale
 		}
 		return "", &os.PathError{Op: "readlink", Path: "", Err: err}
 	}
@@ -691,7 +693,7 @@ func (f *OSFS) ReadLink(h Handle) (string, error) {
 }
 
 // ReadAt preads from the cached descriptor; it does not allocate.
-func (f *OSFS) ReadAt(h Handle, p []byte, off int64) (int, bool, error) {
+func (f *FS) ReadAt(h vfs.Handle, p []byte, off int64) (int, bool, error) {
 	e, fd, size, err := f.openForRead(h, off)
 	if err != nil {
 		return 0, false, err
@@ -718,7 +720,7 @@ func (f *OSFS) ReadAt(h Handle, p []byte, off int64) (int, bool, error) {
 // ReadFD implements FDReader with the cached read descriptor; the entry
 // holds a reference while fn runs, so the descriptor cannot be closed
 // under it.
-func (f *OSFS) ReadFD(h Handle, off int64, n int, fn func(fd int, off int64, n int) (int, error)) (int, bool, error) {
+func (f *FS) ReadFD(h vfs.Handle, off int64, n int, fn func(fd int, off int64, n int) (int, error)) (int, bool, error) {
 	e, fd, size, err := f.openForRead(h, off)
 	if err != nil {
 		return 0, false, err
@@ -739,7 +741,7 @@ func (f *OSFS) ReadFD(h Handle, off int64, n int, fn func(fd int, off int64, n i
 // openForRead acquires h's entry (the caller releases it) and returns its
 // read descriptor and the file size, checking that h is a regular file and
 // off is not negative.
-func (f *OSFS) openForRead(h Handle, off int64) (*fdEntry, int, int64, error) {
+func (f *FS) openForRead(h vfs.Handle, off int64) (*fdEntry, int, int64, error) {
 	e, err := f.acquire(h)
 	if err != nil {
 		return nil, -1, 0, err
@@ -748,11 +750,11 @@ func (f *OSFS) openForRead(h Handle, off int64) (*fdEntry, int, int64, error) {
 		f.cache.release(e)
 		return nil, -1, 0, err
 	}
-	if err := regular(e.typ, "read"); err != nil {
+	if err := vfs.CheckRegular(e.typ, "read"); err != nil {
 		return fail(err)
 	}
 	if off < 0 {
-		return fail(pathErr("read", "", unix.EINVAL))
+		return fail(vfs.PathErr("read", "", unix.EINVAL))
 	}
 	fd, err := f.ioFD(e, false)
 	if err != nil {
@@ -772,20 +774,20 @@ func (f *OSFS) openForRead(h Handle, off int64) (*fdEntry, int, int64, error) {
 // c lacks CAP_FSETID, as a local write(2) by c would; other files are
 // written as the server, which changes nothing the kernel does and costs
 // no identity switch. (A chmod racing the write is ordered after it.)
-func (f *OSFS) WriteAt(c Cred, h Handle, p []byte, off int64, sync bool) (int, error) {
+func (f *FS) WriteAt(c vfs.Cred, h vfs.Handle, p []byte, off int64, sync bool) (int, error) {
 	e, err := f.acquire(h)
 	if err != nil {
 		return 0, err
 	}
 	defer f.cache.release(e)
-	if err := regular(e.typ, "write"); err != nil {
+	if err := vfs.CheckRegular(e.typ, "write"); err != nil {
 		return 0, err
 	}
 	if off < 0 {
-		return 0, pathErr("write", "", unix.EINVAL)
+		return 0, vfs.PathErr("write", "", unix.EINVAL)
 	}
 	if off > math.MaxInt64-int64(len(p)) {
-		return 0, pathErr("write", "", unix.EFBIG)
+		return 0, vfs.PathErr("write", "", unix.EFBIG)
 	}
 	fd, err := f.ioFD(e, true)
 	if err != nil {
@@ -835,7 +837,7 @@ func pwriteAll(fd int, p []byte, off int64) (int, error) {
 			return n, &os.PathError{Op: "write", Path: "", Err: err}
 		}
 		if m == 0 {
-			return n, pathErr("write", "", unix.EIO)
+			return n, vfs.PathErr("write", "", unix.EIO)
 		}
 		n += m
 	}
@@ -843,7 +845,7 @@ func pwriteAll(fd int, p []byte, off int64) (int, error) {
 }
 
 // Commit fsyncs h (a file's data and metadata, or a directory).
-func (f *OSFS) Commit(h Handle) error {
+func (f *FS) Commit(h vfs.Handle) error {
 	e, err := f.acquire(h)
 	if err != nil {
 		return err
@@ -851,11 +853,11 @@ func (f *OSFS) Commit(h Handle) error {
 	defer f.cache.release(e)
 	var fd int
 	switch e.typ {
-	case TypeReg:
+	case vfs.TypeReg:
 		if fd, err = f.ioFD(e, false); err != nil {
 			return err
 		}
-	case TypeDir:
+	case vfs.TypeDir:
 		if fd, err = unix.Openat(e.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
 			return &os.PathError{Op: "open", Path: ".", Err: err}
 		}
@@ -870,17 +872,17 @@ func (f *OSFS) Commit(h Handle) error {
 }
 
 // dirEntry acquires dir, checks it is a directory and name is valid.
-func (f *OSFS) dirEntry(dir Handle, op, name string) (*fdEntry, error) {
-	if err := checkName(op, name); err != nil {
+func (f *FS) dirEntry(dir vfs.Handle, op, name string) (*fdEntry, error) {
+	if err := vfs.CheckName(op, name); err != nil {
 		return nil, err
 	}
 	de, err := f.acquire(dir)
 	if err != nil {
 		return nil, err
 	}
-	if de.typ != TypeDir {
+	if de.typ != vfs.TypeDir {
 		f.cache.release(de)
-		return nil, pathErr(op, name, unix.ENOTDIR)
+		return nil, vfs.PathErr(op, name, unix.ENOTDIR)
 	}
 	return de, nil
 }
@@ -889,14 +891,14 @@ func (f *OSFS) dirEntry(dir Handle, op, name string) (*fdEntry, error) {
 // c's (group: the directory's when that is set-group-ID), so no other
 // identity ever owns it; the exact mode is then set as c when the umask
 // took bits away (the kernel drops set-group-ID for a non-member).
-func (f *OSFS) Create(c Cred, dir Handle, name string, mode uint32, guarded, exclusive bool, verf [8]byte) (Handle, Attr, error) {
+func (f *FS) Create(c vfs.Cred, dir vfs.Handle, name string, mode uint32, guarded, exclusive bool, verf [8]byte) (vfs.Handle, vfs.Attr, error) {
 	de, err := f.dirEntry(dir, "create", name)
 	if err != nil {
-		return nil, Attr{}, err
+		return nil, vfs.Attr{}, err
 	}
 	defer f.cache.release(de)
-	var h Handle
-	var a Attr
+	var h vfs.Handle
+	var a vfs.Attr
 	err = asCaller(&c, func() error {
 		var err error
 		h, a, err = f.createAs(de, name, mode, guarded, exclusive, verf)
@@ -906,43 +908,43 @@ func (f *OSFS) Create(c Cred, dir Handle, name string, mode uint32, guarded, exc
 }
 
 // createAs is Create's work in directory de, run as the caller.
-func (f *OSFS) createAs(de *fdEntry, name string, mode uint32, guarded, exclusive bool, verf [8]byte) (Handle, Attr, error) {
+func (f *FS) createAs(de *fdEntry, name string, mode uint32, guarded, exclusive bool, verf [8]byte) (vfs.Handle, vfs.Attr, error) {
 	fd, err := unix.Openat(de.fd, name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode&0o7777)
 	if err == unix.EEXIST && (exclusive || !guarded) {
 		efd, err := unix.Openat(de.fd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return nil, Attr{}, &os.PathError{Op: "create", Path: name, Err: err}
+			return nil, vfs.Attr{}, &os.PathError{Op: "create", Path: name, Err: err}
 		}
 		var st unix.Stat_t
 		if err := unix.Fstat(efd, &st); err != nil {
 			unix.Close(efd)
-			return nil, Attr{}, &os.PathError{Op: "create", Path: name, Err: err}
+			return nil, vfs.Attr{}, &os.PathError{Op: "create", Path: name, Err: err}
 		}
 		if exclusive {
-			va, vm := exclusiveTimes(verf)
+			va, vm := vfs.ExclusiveTimes(verf)
 			if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Atim.Sec != va || st.Mtim.Sec != vm || st.Size != 0 {
 				unix.Close(efd)
-				return nil, Attr{}, ErrExclusiveMismatch
+				return nil, vfs.Attr{}, vfs.ErrExclusiveMismatch
 			}
 		} else if st.Mode&unix.S_IFMT != unix.S_IFREG {
 			unix.Close(efd)
-			return nil, Attr{}, pathErr("create", name, unix.EEXIST)
+			return nil, vfs.Attr{}, vfs.PathErr("create", name, unix.EEXIST)
 		}
 		return f.adopt(efd, "create", name)
 	}
 	if err != nil {
-		return nil, Attr{}, &os.PathError{Op: "create", Path: name, Err: err}
+		return nil, vfs.Attr{}, &os.PathError{Op: "create", Path: name, Err: err}
 	}
-	if err := exactMode(fd, mode, TypeReg); err != nil {
+	if err := exactMode(fd, mode, vfs.TypeReg); err != nil {
 		unix.Close(fd)
-		return nil, Attr{}, err
+		return nil, vfs.Attr{}, err
 	}
 	if exclusive {
-		va, vm := exclusiveTimes(verf)
+		va, vm := vfs.ExclusiveTimes(verf)
 		ts := []unix.Timespec{{Sec: va}, {Sec: vm}}
 		if err := unix.UtimesNanoAt(fd, "", ts, unix.AT_EMPTY_PATH); err != nil {
 			unix.Close(fd)
-			return nil, Attr{}, &os.PathError{Op: "utimes", Path: name, Err: err}
+			return nil, vfs.Attr{}, &os.PathError{Op: "utimes", Path: name, Err: err}
 		}
 	}
 	return f.adopt(fd, "create", name)
@@ -952,8 +954,8 @@ func (f *OSFS) createAs(de *fdEntry, name string, mode uint32, guarded, exclusiv
 // mode when the umask took some away, as the calling identity: the
 // kernel keeps its own rules (a directory inherits set-group-ID from a
 // set-group-ID parent; a non-member of the group cannot set it).
-func exactMode(fd int, mode uint32, t FileType) error {
-	if t == TypeLnk {
+func exactMode(fd int, mode uint32, t vfs.FileType) error {
+	if t == vfs.TypeLnk {
 		return nil
 	}
 	var st unix.Stat_t
@@ -961,7 +963,7 @@ func exactMode(fd int, mode uint32, t FileType) error {
 		return &os.PathError{Op: "stat", Path: "", Err: err}
 	}
 	want := mode & 0o7777
-	if t == TypeDir {
+	if t == vfs.TypeDir {
 		want |= st.Mode & unix.S_ISGID
 	}
 	if st.Mode&0o777 == want&0o777 && st.Mode&0o7000 == want&0o7000 {
@@ -974,9 +976,9 @@ func exactMode(fd int, mode uint32, t FileType) error {
 // symlink), checks its type and sets its exact mode; called as the
 // creating identity, so the object is its own and a name swapped in
 // meanwhile by someone else can only be refused by the kernel.
-func (f *OSFS) made(de *fdEntry, op, name string, t FileType, mode uint32) (int, error) {
+func (f *FS) made(de *fdEntry, op, name string, t vfs.FileType, mode uint32) (int, error) {
 	flags := unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC
-	if t == TypeDir {
+	if t == vfs.TypeDir {
 		flags |= unix.O_DIRECTORY
 	}
 	fd, err := unix.Openat(de.fd, name, flags, 0)
@@ -986,7 +988,7 @@ func (f *OSFS) made(de *fdEntry, op, name string, t FileType, mode uint32) (int,
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil || modeType(st.Mode) != t {
 		unix.Close(fd)
-		return -1, pathErr(op, name, unix.EEXIST) // replaced under us
+		return -1, vfs.PathErr(op, name, unix.EEXIST) // replaced under us
 	}
 	if err := exactMode(fd, mode, t); err != nil {
 		unix.Close(fd)
@@ -997,7 +999,7 @@ func (f *OSFS) made(de *fdEntry, op, name string, t FileType, mode uint32) (int,
 
 // makeAs runs mk (mkdirat, symlinkat or mknodat of name in de) as c,
 // then opens the result as c (made) and adopts it as the server.
-func (f *OSFS) makeAs(c *Cred, de *fdEntry, op, name string, t FileType, mode uint32, mk func() error) (Handle, Attr, error) {
+func (f *FS) makeAs(c *vfs.Cred, de *fdEntry, op, name string, t vfs.FileType, mode uint32, mk func() error) (vfs.Handle, vfs.Attr, error) {
 	fd := -1
 	err := asCaller(c, func() error {
 		if err := mk(); err != nil {
@@ -1008,57 +1010,57 @@ func (f *OSFS) makeAs(c *Cred, de *fdEntry, op, name string, t FileType, mode ui
 		return err
 	})
 	if err != nil {
-		return nil, Attr{}, err
+		return nil, vfs.Attr{}, err
 	}
 	return f.adopt(fd, op, name)
 }
 
 // Mkdir makes a directory as c with exactly mode (plus the set-group-ID
 // bit a set-group-ID parent passes on).
-func (f *OSFS) Mkdir(c Cred, dir Handle, name string, mode uint32) (Handle, Attr, error) {
+func (f *FS) Mkdir(c vfs.Cred, dir vfs.Handle, name string, mode uint32) (vfs.Handle, vfs.Attr, error) {
 	de, err := f.dirEntry(dir, "mkdir", name)
 	if err != nil {
-		return nil, Attr{}, err
+		return nil, vfs.Attr{}, err
 	}
 	defer f.cache.release(de)
-	return f.makeAs(&c, de, "mkdir", name, TypeDir, mode, func() error {
+	return f.makeAs(&c, de, "mkdir", name, vfs.TypeDir, mode, func() error {
 		return unix.Mkdirat(de.fd, name, mode&0o7777)
 	})
 }
 
 // Symlink makes a symbolic link as c; mode is ignored (Linux symlinks
 // are always 0777).
-func (f *OSFS) Symlink(c Cred, dir Handle, name, target string, mode uint32) (Handle, Attr, error) {
+func (f *FS) Symlink(c vfs.Cred, dir vfs.Handle, name, target string, mode uint32) (vfs.Handle, vfs.Attr, error) {
 	de, err := f.dirEntry(dir, "symlink", name)
 	if err != nil {
-		return nil, Attr{}, err
+		return nil, vfs.Attr{}, err
 	}
 	defer f.cache.release(de)
-	return f.makeAs(&c, de, "symlink", name, TypeLnk, mode, func() error {
+	return f.makeAs(&c, de, "symlink", name, vfs.TypeLnk, mode, func() error {
 		return unix.Symlinkat(target, de.fd, name)
 	})
 }
 
 // Mknod makes a FIFO, socket, or character or block device as c (devices
 // need CAP_MKNOD: EPERM for anyone but root); EINVAL for other types.
-func (f *OSFS) Mknod(c Cred, dir Handle, name string, typ FileType, mode uint32, major, minor uint32) (Handle, Attr, error) {
+func (f *FS) Mknod(c vfs.Cred, dir vfs.Handle, name string, typ vfs.FileType, mode uint32, major, minor uint32) (vfs.Handle, vfs.Attr, error) {
 	var kind uint32
 	dev := 0
 	switch typ {
-	case TypeFIFO:
+	case vfs.TypeFIFO:
 		kind = unix.S_IFIFO
-	case TypeSock:
+	case vfs.TypeSock:
 		kind = unix.S_IFSOCK
-	case TypeChr:
+	case vfs.TypeChr:
 		kind, dev = unix.S_IFCHR, int(unix.Mkdev(major, minor))
-	case TypeBlk:
+	case vfs.TypeBlk:
 		kind, dev = unix.S_IFBLK, int(unix.Mkdev(major, minor))
 	default:
-		return nil, Attr{}, pathErr("mknod", name, unix.EINVAL)
+		return nil, vfs.Attr{}, vfs.PathErr("mknod", name, unix.EINVAL)
 	}
 	de, err := f.dirEntry(dir, "mknod", name)
 	if err != nil {
-		return nil, Attr{}, err
+		return nil, vfs.Attr{}, err
 	}
 	defer f.cache.release(de)
 	return f.makeAs(&c, de, "mknod", name, typ, mode, func() error {
@@ -1075,7 +1077,7 @@ func victim(de *fdEntry, name string) (unix.Stat_t, bool) {
 
 // Remove unlinks a non-directory as c (EISDIR for a directory; the
 // kernel checks write and search permission and the sticky bit).
-func (f *OSFS) Remove(c Cred, dir Handle, name string) error {
+func (f *FS) Remove(c vfs.Cred, dir vfs.Handle, name string) error {
 	de, err := f.dirEntry(dir, "remove", name)
 	if err != nil {
 		return err
@@ -1086,7 +1088,7 @@ func (f *OSFS) Remove(c Cred, dir Handle, name string) error {
 	err = asCaller(&c, func() error {
 		st, ok = victim(de, name)
 		if ok && st.Mode&unix.S_IFMT == unix.S_IFDIR {
-			return pathErr("remove", name, unix.EISDIR)
+			return vfs.PathErr("remove", name, unix.EISDIR)
 		}
 		if err := unix.Unlinkat(de.fd, name, 0); err != nil {
 			return &os.PathError{Op: "remove", Path: name, Err: err}
@@ -1103,7 +1105,7 @@ func (f *OSFS) Remove(c Cred, dir Handle, name string) error {
 }
 
 // Rmdir removes an empty directory as c.
-func (f *OSFS) Rmdir(c Cred, dir Handle, name string) error {
+func (f *FS) Rmdir(c vfs.Cred, dir vfs.Handle, name string) error {
 	de, err := f.dirEntry(dir, "rmdir", name)
 	if err != nil {
 		return err
@@ -1131,7 +1133,7 @@ func (f *OSFS) Rmdir(c Cred, dir Handle, name string) error {
 // kernel checks both directories, the sticky bit on the source and on a
 // replaced target, and write permission on a directory that moves to a
 // new parent (its ".." changes).
-func (f *OSFS) Rename(c Cred, fromDir Handle, fromName string, toDir Handle, toName string) error {
+func (f *FS) Rename(c vfs.Cred, fromDir vfs.Handle, fromName string, toDir vfs.Handle, toName string) error {
 	fe, err := f.dirEntry(fromDir, "rename", fromName)
 	if err != nil {
 		return err
@@ -1166,7 +1168,7 @@ func (f *OSFS) Rename(c Cred, fromDir Handle, fromName string, toDir Handle, toN
 // read and write). linkat's AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH,
 // which the caller's identity lacks, so the link is made through the
 // descriptor's /proc/self/fd name with AT_SYMLINK_FOLLOW.
-func (f *OSFS) Link(c Cred, h Handle, dir Handle, name string) error {
+func (f *FS) Link(c vfs.Cred, h vfs.Handle, dir vfs.Handle, name string) error {
 	de, err := f.dirEntry(dir, "link", name)
 	if err != nil {
 		return err
@@ -1184,8 +1186,8 @@ func (f *OSFS) Link(c Cred, h Handle, dir Handle, name string) error {
 	if err != nil {
 		if err == unix.ENOENT {
 			var st unix.Stat_t
-			if f.stat(e, &st) == ErrStale {
-				return ErrStale
+			if f.stat(e, &st) == vfs.ErrStale {
+				return vfs.ErrStale
 			}
 		}
 		return &os.LinkError{Op: "link", Old: "", New: name, Err: err}
@@ -1194,16 +1196,16 @@ func (f *OSFS) Link(c Cred, h Handle, dir Handle, name string) error {
 }
 
 // FSStat reports the filesystem's statfs figures.
-func (f *OSFS) FSStat() (FSStat, error) {
+func (f *FS) FSStat() (vfs.FSStat, error) {
 	if f.closed.Load() {
-		return FSStat{}, fs.ErrClosed
+		return vfs.FSStat{}, fs.ErrClosed
 	}
 	var s unix.Statfs_t
 	if err := unix.Fstatfs(f.rootFD, &s); err != nil {
-		return FSStat{}, &os.PathError{Op: "statfs", Path: "", Err: err}
+		return vfs.FSStat{}, &os.PathError{Op: "statfs", Path: "", Err: err}
 	}
 	bs := uint64(s.Bsize)
-	return FSStat{
+	return vfs.FSStat{
 		TotalBytes: s.Blocks * bs,
 		FreeBytes:  s.Bfree * bs,
 		AvailBytes: s.Bavail * bs,
@@ -1213,13 +1215,13 @@ func (f *OSFS) FSStat() (FSStat, error) {
 	}, nil
 }
 
-// OpenFiles reports the descriptors the OSFS holds (cache and root).
-func (f *OSFS) OpenFiles() int { return int(f.cache.open.Load()) }
+// OpenFiles reports the descriptors the FS holds (cache and root).
+func (f *FS) OpenFiles() int { return int(f.cache.open.Load()) }
 
 // Close closes every cached descriptor and the root. Calls still running
 // finish with their descriptors, closed when they return; later calls fail
 // with fs.ErrClosed. Close is idempotent.
-func (f *OSFS) Close() error {
+func (f *FS) Close() error {
 	if f.closed.Swap(true) {
 		return nil
 	}
@@ -1228,4 +1230,4 @@ func (f *OSFS) Close() error {
 	return nil
 }
 
-var _ FS = (*OSFS)(nil)
+var _ vfs.FS = (*FS)(nil)

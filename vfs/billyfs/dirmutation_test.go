@@ -1,4 +1,4 @@
-package vfs_test
+package billyfs_test
 
 import (
 	"testing"
@@ -6,11 +6,12 @@ import (
 	"github.com/go-git/go-billy/v5/memfs"
 
 	"github.com/gonfsrdma/gonfsrdma/vfs"
+	"github.com/gonfsrdma/gonfsrdma/vfs/billyfs"
 	"github.com/gonfsrdma/gonfsrdma/vfs/vfstest"
 )
 
 func TestMemDirMutation(t *testing.T) {
-	newFS := func(t *testing.T) vfs.FS { return vfs.NewMem(vfs.MemOptions{}) }
+	newFS := func(t *testing.T) vfs.FS { return billyfs.NewMem(billyfs.Options{}) }
 	vfstest.RunDirMutationTests(t, newFS, 10, 2500)
 	// At 50,000 only the rm -rf pattern: filling 50,000 billy files takes
 	// 30 to 50 s under the race detector (CI's go test -race), and each
@@ -23,7 +24,7 @@ func TestMemDirMutation(t *testing.T) {
 // holds for the entries the side table knows when the listing starts.
 func TestMemOverBillyDirMutation(t *testing.T) {
 	vfstest.RunDirMutationTests(t, func(t *testing.T) vfs.FS {
-		m, err := vfs.New(memfs.New(), vfs.MemOptions{})
+		m, err := billyfs.New(memfs.New(), billyfs.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package vfs
+package localfs
 
 import (
 	"os"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gonfsrdma/gonfsrdma/vfs"
 )
 
 // The price of running a call as another identity: the hand-off to an
@@ -20,13 +22,13 @@ func BenchmarkAsCaller(b *testing.B) {
 	}
 	for _, bc := range []struct {
 		name string
-		next func(i int) Cred
+		next func(i int) vfs.Cred
 	}{
-		{"same", func(int) Cred { return Cred{UID: 1000, GID: 1000, GIDs: []uint32{5, 6}} }},
-		{"alternating", func(i int) Cred { return Cred{UID: 1000 + uint32(i&1), GID: 1000, GIDs: []uint32{5, 6}} }},
+		{"same", func(int) vfs.Cred { return vfs.Cred{UID: 1000, GID: 1000, GIDs: []uint32{5, 6}} }},
+		{"alternating", func(i int) vfs.Cred { return vfs.Cred{UID: 1000 + uint32(i&1), GID: 1000, GIDs: []uint32{5, 6}} }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			creds := []Cred{bc.next(0), bc.next(1)}
+			creds := []vfs.Cred{bc.next(0), bc.next(1)}
 			fn := func() error { return nil }
 			b.ReportAllocs()
 			for i := range b.N {
@@ -54,7 +56,7 @@ func TestIdentityThreadsAreDedicated(t *testing.T) {
 	}
 	switched := map[int]bool{}
 	for i := range 200 {
-		c := Cred{UID: 1000 + uint32(i%3), GID: 1000, GIDs: []uint32{5}}
+		c := vfs.Cred{UID: 1000 + uint32(i%3), GID: 1000, GIDs: []uint32{5}}
 		var tid int
 		var fsuid uintptr
 		if err := asCaller(&c, func() error {

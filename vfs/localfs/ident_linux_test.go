@@ -1,4 +1,4 @@
-package vfs_test
+package localfs_test
 
 import (
 	"errors"
@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gonfsrdma/gonfsrdma/vfs"
+	"github.com/gonfsrdma/gonfsrdma/vfs/localfs"
 	"github.com/gonfsrdma/gonfsrdma/vfs/vfstest"
 )
 
@@ -43,7 +44,7 @@ func threadIDs(t *testing.T) map[string]string {
 
 // After many concurrent operations as other identities every thread of
 // the process has the server's own uid, gid, fsuid, fsgid and groups,
-// except the dedicated identity threads (at most vfs.IdentityThreads),
+// except the dedicated identity threads (at most localfs.IdentityThreads),
 // which keep the last caller's: the per-thread identity never reaches a
 // thread other goroutines run on, and threads the runtime made meanwhile
 // did not inherit one. (That no other goroutine runs on an identity
@@ -54,7 +55,7 @@ func TestOSThreadIdentityRestored(t *testing.T) {
 	if err := os.Chmod(dir, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	f := newOS(t, dir, vfs.OSOptions{})
+	f := newOS(t, dir, localfs.Options{})
 	// This goroutine never runs on an identity thread, so its thread's
 	// ids are the server's.
 	gs, err := unix.Getgroups()
@@ -96,8 +97,8 @@ func TestOSThreadIdentityRestored(t *testing.T) {
 			t.Errorf("thread %s: %s: neither the server's %s nor a caller's of this test", task, ids, ref)
 		}
 	}
-	if other > vfs.IdentityThreads {
-		t.Errorf("%d threads hold a caller's identity, more than the %d identity threads", other, vfs.IdentityThreads)
+	if other > localfs.IdentityThreads {
+		t.Errorf("%d threads hold a caller's identity, more than the %d identity threads", other, localfs.IdentityThreads)
 	}
 	if !strings.HasPrefix(ref, "Uid: 0 0 0 0; Gid: 0 0 0 0") {
 		t.Errorf("server identity %q: the test runs as root", ref)
@@ -127,7 +128,7 @@ func TestOSLinkProtectedHardlinks(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "secret"), []byte("root only"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f := newOS(t, dir, vfs.OSOptions{})
+	f := newOS(t, dir, localfs.Options{})
 	user := vfs.Cred{UID: 1000, GID: 1000}
 	secret, _, err := f.Lookup(user, f.Root(), "secret")
 	if err != nil {
@@ -163,7 +164,7 @@ func TestOSOwnershipOnDisk(t *testing.T) {
 	if err := os.Chmod(dir, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	f := newOS(t, dir, vfs.OSOptions{})
+	f := newOS(t, dir, localfs.Options{})
 	user := vfs.Cred{UID: 1000, GID: 1000}
 	if _, _, err := f.Create(user, f.Root(), "f", 0o6777, true, false, [8]byte{}); err != nil {
 		t.Fatal(err)
@@ -216,7 +217,7 @@ func TestOSOwnershipOnDisk(t *testing.T) {
 // TestOSWithinDoesNotAllocate.
 func TestOSCallerDataPathDoesNotAllocate(t *testing.T) {
 	vfstest.RequireRoot(t)
-	f := newOS(t, t.TempDir(), vfs.OSOptions{})
+	f := newOS(t, t.TempDir(), localfs.Options{})
 	user := vfs.Cred{UID: 1000, GID: 1000, GIDs: []uint32{5}}
 	plain, _, err := f.Create(vfs.Cred{}, f.Root(), "plain", 0o666, true, false, [8]byte{})
 	if err != nil {

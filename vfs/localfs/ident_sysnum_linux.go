@@ -1,6 +1,6 @@
 //go:build linux && !386 && !arm
 
-package vfs
+package localfs
 
 import "golang.org/x/sys/unix"
 

@@ -1,4 +1,4 @@
-package vfs
+package localfs
 
 import (
 	"encoding/binary"
@@ -15,7 +15,7 @@ import (
 //
 // within reads two /proc/self/fd names, several microseconds: too much to
 // pay on every READ, WRITE and GETATTR. An object can only leave the
-// export by a rename (of itself or of a directory above it), so the OSFS
+// export by a rename (of itself or of a directory above it), so the FS
 // watches its filesystem for renames with fanotify (a filesystem mark,
 // FAN_MOVED_FROM for files and directories; this needs CAP_SYS_ADMIN) and
 // counts the relevant ones in an epoch. A cached entry remembers the
@@ -40,17 +40,17 @@ import (
 // Where fanotify is not available (no CAP_SYS_ADMIN, a kernel or a
 // filesystem without support for FID-reporting filesystem marks, or the
 // per-user limit of fanotify groups, fs.fanotify.max_user_groups, used
-// up: each OSFS holds one group, one descriptor and one goroutine) every
+// up: each FS holds one group, one descriptor and one goroutine) every
 // cache hit runs within: the same answers, slower.
 
-// moveWatch is an OSFS's rename watcher.
+// moveWatch is an FS's rename watcher.
 type moveWatch struct {
 	epoch    atomic.Uint64 // relevant renames seen (or possibly seen); starts at 1
 	inflight atomic.Int32  // the reader holds events it has not judged yet
 	fd       int           // the fanotify descriptor, -1 when not watching
 	file     *os.File      // fd, in the runtime poller; Close stops the reader
 	// inside reports whether the directory open as fd lies inside the
-	// export (OSFS.within); event handles are opened relative to mountFD.
+	// export (FS.within); event handles are opened relative to mountFD.
 	inside  func(fd int) bool
 	mountFD int
 }

@@ -1,4 +1,4 @@
-package vfs_test
+package localfs_test
 
 import (
 	"os"
@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gonfsrdma/gonfsrdma/vfs"
+	"github.com/gonfsrdma/gonfsrdma/vfs/localfs"
 	"github.com/gonfsrdma/gonfsrdma/vfs/vfstest"
 )
 
@@ -90,7 +91,7 @@ func runMutations(t *testing.T, base string, magic int64, scheme string, big []s
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { os.RemoveAll(dir) })
-		f := newOS(t, dir, vfs.OSOptions{})
+		f := newOS(t, dir, localfs.Options{})
 		if got := f.DirCookies(); got != scheme {
 			t.Fatalf("cookie scheme %q on %s, want %q", got, base, scheme)
 		}
@@ -120,7 +121,7 @@ func TestOSDirMutationNameCookies(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f := newOS(t, dir, vfs.OSOptions{NameCookies: true})
+		f := newOS(t, dir, localfs.Options{NameCookies: true})
 		if got := f.DirCookies(); got != "name" {
 			t.Fatalf("cookie scheme %q with NameCookies, want name", got)
 		}
@@ -143,9 +144,9 @@ func TestOSDirMutationBtrfs(t *testing.T) {
 func TestOSCookieVerifierPerScheme(t *testing.T) {
 	dir := t.TempDir()
 	key := []byte(strings.Repeat("k", 32))
-	a := newOS(t, dir, vfs.OSOptions{HandleKey: key})
-	b := newOS(t, dir, vfs.OSOptions{HandleKey: key, NameCookies: true})
-	c := newOS(t, dir, vfs.OSOptions{HandleKey: key})
+	a := newOS(t, dir, localfs.Options{HandleKey: key})
+	b := newOS(t, dir, localfs.Options{HandleKey: key, NameCookies: true})
+	c := newOS(t, dir, localfs.Options{HandleKey: key})
 	_, va, _, err := a.ReadDir(a.Root(), 0, 0, 10)
 	if err != nil {
 		t.Fatal(err)

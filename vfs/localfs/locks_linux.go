@@ -1,4 +1,4 @@
-package vfs
+package localfs
 
 import (
 	"math"
@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gonfsrdma/gonfsrdma/vfs"
 )
 
 // OpenLocks implements Locker with open file description locks
@@ -14,14 +16,14 @@ import (
 // the owners apart exactly as the lock table does and processes on the
 // server host see every lock. The descriptors are not the fd cache's: an
 // evicted cache entry must not drop locks.
-func (f *OSFS) OpenLocks(h Handle) (FileLocks, error) {
+func (f *FS) OpenLocks(h vfs.Handle) (vfs.FileLocks, error) {
 	e, err := f.acquire(h)
 	if err != nil {
 		return nil, err
 	}
 	defer f.cache.release(e)
-	if e.typ != TypeReg {
-		return nil, ErrNotSupported
+	if e.typ != vfs.TypeReg {
+		return nil, vfs.ErrNotSupported
 	}
 	root, fh := f.rootFD, unix.NewFileHandle(e.fh.Type(), append([]byte(nil), e.fh.Bytes()...))
 	return &osFileLocks{open: func() (int, bool, error) { return openForLocks(root, fh) }, fds: map[string]osLockFD{}}, nil
@@ -36,14 +38,14 @@ func openForLocks(rootFD int, fh unix.FileHandle) (int, bool, error) {
 	}
 	if err != unix.EROFS && err != unix.EACCES && err != unix.ETXTBSY && err != unix.EPERM {
 		if err == unix.ESTALE {
-			return -1, false, ErrStale
+			return -1, false, vfs.ErrStale
 		}
 		return -1, false, &os.PathError{Op: "open", Path: "", Err: err}
 	}
 	fd, err = openByHandle(rootFD, fh, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK)
 	if err != nil {
 		if err == unix.ESTALE {
-			return -1, false, ErrStale
+			return -1, false, vfs.ErrStale
 		}
 		return -1, false, &os.PathError{Op: "open", Path: "", Err: err}
 	}
@@ -80,7 +82,7 @@ func flock(exclusive bool, typ int16, start, end int64) unix.Flock_t {
 
 func lockErr(op string, err error) error {
 	if err == unix.ENOLCK || err == unix.EOPNOTSUPP || err == unix.EINVAL {
-		return ErrLockUnsupported
+		return vfs.ErrLockUnsupported
 	}
 	return &os.PathError{Op: op, Path: "", Err: err}
 }
@@ -138,26 +140,26 @@ func (l *osFileLocks) Unlock(owner string, start, end int64) error {
 
 // Test implements FileLocks, on owner's descriptor (so that owner's own
 // locks are not reported) or a temporary one.
-func (l *osFileLocks) Test(owner string, exclusive bool, start, end int64) (LockHolder, bool, error) {
+func (l *osFileLocks) Test(owner string, exclusive bool, start, end int64) (vfs.LockHolder, bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	d, ok := l.fds[owner]
 	if !ok {
 		fd, w, err := l.open()
 		if err != nil {
-			return LockHolder{}, false, err
+			return vfs.LockHolder{}, false, err
 		}
 		defer unix.Close(fd)
 		d = osLockFD{fd: fd, writable: w}
 	}
 	fl := flock(exclusive, unix.F_WRLCK, start, end)
 	if err := unix.FcntlFlock(uintptr(d.fd), unix.F_OFD_GETLK, &fl); err != nil {
-		return LockHolder{}, false, lockErr("fcntl", err)
+		return vfs.LockHolder{}, false, lockErr("fcntl", err)
 	}
 	if fl.Type == unix.F_UNLCK {
-		return LockHolder{}, false, nil
+		return vfs.LockHolder{}, false, nil
 	}
-	h := LockHolder{Exclusive: fl.Type == unix.F_WRLCK, Start: fl.Start, End: math.MaxInt64, PID: fl.Pid}
+	h := vfs.LockHolder{Exclusive: fl.Type == unix.F_WRLCK, Start: fl.Start, End: math.MaxInt64, PID: fl.Pid}
 	if fl.Len != 0 {
 		h.End = fl.Start + fl.Len - 1
 	}
@@ -186,4 +188,4 @@ func (l *osFileLocks) Close() error {
 	return nil
 }
 
-var _ Locker = (*OSFS)(nil)
+var _ vfs.Locker = (*FS)(nil)

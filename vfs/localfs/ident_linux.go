@@ -1,4 +1,4 @@
-package vfs
+package localfs
 
 import (
 	"runtime"
@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gonfsrdma/gonfsrdma/vfs"
 )
 
 // Running system calls as the caller.
@@ -88,7 +90,7 @@ const IdentityThreads = 32
 
 // identJob is one call handed to an identity thread.
 type identJob struct {
-	c    *Cred
+	c    *vfs.Cred
 	fn   func() error
 	done chan error
 }
@@ -136,7 +138,7 @@ func identThread() {
 // replace, so a second call with the same id reads the first one back.
 // Were they not c's, identities are marked broken and later calls as
 // another identity fail with EPERM.
-func switchThread(c *Cred) error {
+func switchThread(c *vfs.Cred) error {
 	var p unsafe.Pointer
 	if len(c.GIDs) > 0 {
 		p = unsafe.Pointer(&c.GIDs[0])
@@ -163,7 +165,7 @@ func switchThread(c *Cred) error {
 // fn on the calling goroutine; any other identity runs fn on a dedicated
 // identity thread, so fn must not call asCaller itself, and what it
 // captures it must not share with code running meanwhile.
-func asCaller(c *Cred, fn func() error) error {
+func asCaller(c *vfs.Cred, fn func() error) error {
 	if !c.Valid() || len(c.GIDs) > 65536 {
 		return unix.EINVAL
 	}

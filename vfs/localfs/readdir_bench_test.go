@@ -1,4 +1,4 @@
-package vfs_test
+package localfs_test
 
 import (
 	"fmt"
@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"github.com/gonfsrdma/gonfsrdma/vfs"
+	"github.com/gonfsrdma/gonfsrdma/vfs/localfs"
 )
 
 // benchDir fills a fresh tmpfs export (name cookies) with n files of
 // 100-byte names and returns the FS and the directory.
-func benchDir(b *testing.B, n int) (*vfs.OSFS, vfs.Handle) {
+func benchDir(b *testing.B, n int) (*localfs.FS, vfs.Handle) {
 	dir, err := os.MkdirTemp("/dev/shm", "rdbench")
 	if err != nil {
 		b.Fatal(err)
@@ -27,7 +28,7 @@ func benchDir(b *testing.B, n int) (*vfs.OSFS, vfs.Handle) {
 		}
 		f.Close()
 	}
-	f := newOS(b, dir, vfs.OSOptions{})
+	f := newOS(b, dir, localfs.Options{})
 	h, _, err := f.Lookup(vfs.Cred{}, f.Root(), "d")
 	if err != nil {
 		b.Fatal(err)

@@ -1,4 +1,4 @@
-package vfs
+package localfs
 
 import (
 	"encoding/binary"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gonfsrdma/gonfsrdma/vfs"
 )
 
 // A handle for an object outside the export root but on the same
@@ -31,7 +33,7 @@ func TestOSOutsideRootHandleIsStale(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	f, err := NewOS(root, OSOptions{})
+	f, err := New(root, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,15 +62,15 @@ func TestOSOutsideRootHandleIsStale(t *testing.T) {
 			t.Fatal(err)
 		}
 		h[len(h)-1] ^= 1
-		if _, err := f.GetAttr(h); !errors.Is(err, ErrStale) {
+		if _, err := f.GetAttr(h); !errors.Is(err, vfs.ErrStale) {
 			t.Errorf("forged handle of %s: %v, want ErrStale", p, err)
 		}
 		// Signed: the containment check rejects it.
 		h, _ = f.encode(fh)
-		if _, err := f.GetAttr(h); !errors.Is(err, ErrStale) {
+		if _, err := f.GetAttr(h); !errors.Is(err, vfs.ErrStale) {
 			t.Errorf("signed handle of %s outside the export: %v, want ErrStale", p, err)
 		}
-		if _, _, err := f.Lookup(Cred{}, h, "file"); !errors.Is(err, ErrStale) {
+		if _, _, err := f.Lookup(vfs.Cred{}, h, "file"); !errors.Is(err, vfs.ErrStale) {
 			t.Errorf("lookup in %s: %v, want ErrStale", p, err)
 		}
 	}
@@ -96,23 +98,23 @@ func TestOSOutsideRootHandleIsStale(t *testing.T) {
 		if err == nil && a.FileID != inIno {
 			t.Errorf("garbled kernel handle %x resolves to inode %d", h, a.FileID)
 		}
-		if err != nil && !errors.Is(err, ErrStale) && !errors.Is(err, ErrBadHandle) {
+		if err != nil && !errors.Is(err, vfs.ErrStale) && !errors.Is(err, vfs.ErrBadHandle) {
 			t.Errorf("garbled kernel handle %x: %v", h, err)
 		}
 	}
 	// Handles of the wrong shape.
 	good, _ := f.encode(fh)
-	for _, h := range []Handle{good[:5], good[:len(good)-1], append(append(Handle{}, good...), 0), {2, good[1]}, append(Handle{2}, good[1:]...)} {
-		if _, err := f.GetAttr(h); !errors.Is(err, ErrBadHandle) {
+	for _, h := range []vfs.Handle{good[:5], good[:len(good)-1], append(append(vfs.Handle{}, good...), 0), {2, good[1]}, append(vfs.Handle{2}, good[1:]...)} {
+		if _, err := f.GetAttr(h); !errors.Is(err, vfs.ErrBadHandle) {
 			t.Errorf("malformed handle %x: %v, want ErrBadHandle", h, err)
 		}
 	}
 	// Moved out locally after issue: stale from then on.
-	h, _, err := f.Lookup(Cred{}, f.Root(), "in")
+	h, _, err := f.Lookup(vfs.Cred{}, f.Root(), "in")
 	if err != nil {
 		t.Fatal(err)
 	}
-	fh2, _, err := f.Lookup(Cred{}, h, "file")
+	fh2, _, err := f.Lookup(vfs.Cred{}, h, "file")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,26 +122,26 @@ func TestOSOutsideRootHandleIsStale(t *testing.T) {
 	if err := os.Rename(filepath.Join(root, "in"), filepath.Join(outDir, "in")); err != nil {
 		t.Fatal(err)
 	}
-	g, err := NewOS(root, OSOptions{})
+	g, err := New(root, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer g.Close()
-	for _, hh := range []Handle{h, fh2} {
-		if _, err := g.GetAttr(hh); !errors.Is(err, ErrStale) {
+	for _, hh := range []vfs.Handle{h, fh2} {
+		if _, err := g.GetAttr(hh); !errors.Is(err, vfs.ErrStale) {
 			t.Errorf("handle of an object moved out of the export: %v, want ErrStale", err)
 		}
 	}
 }
 
 func TestOSHandleLayout(t *testing.T) {
-	f, err := NewOS(t.TempDir(), OSOptions{HandleKey: []byte("0123456789abcdef")})
+	f, err := New(t.TempDir(), Options{HandleKey: []byte("0123456789abcdef")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	h := f.Root()
-	if h[0] != osHandleVersion || len(h) != osHandleHeader+int(h[1])+osMACLen || len(h) > MaxHandle {
+	if h[0] != osHandleVersion || len(h) != osHandleHeader+int(h[1])+osMACLen || len(h) > vfs.MaxHandle {
 		t.Errorf("root handle %x", h)
 	}
 	fh, err := f.decode(h)
@@ -166,7 +168,7 @@ func TestOSMoveWatch(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(root, "d"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	f, err := NewOS(root, OSOptions{})
+	f, err := New(root, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +176,7 @@ func TestOSMoveWatch(t *testing.T) {
 	if f.moves.fd < 0 {
 		t.Fatal("the rename watch is off as root")
 	}
-	h, _, err := f.Lookup(Cred{}, f.Root(), "d")
+	h, _, err := f.Lookup(vfs.Cred{}, f.Root(), "d")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,17 +225,17 @@ func TestOSWithinDoesNotAllocate(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "d", "f"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f, err := NewOS(root, OSOptions{})
+	f, err := New(root, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	for _, name := range []string{"e", "f"} {
-		d, _, err := f.Lookup(Cred{}, f.Root(), "d")
+		d, _, err := f.Lookup(vfs.Cred{}, f.Root(), "d")
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, _, err := f.Lookup(Cred{}, d, name)
+		h, _, err := f.Lookup(vfs.Cred{}, d, name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -241,7 +243,7 @@ func TestOSWithinDoesNotAllocate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dir := e.typ == TypeDir
+		dir := e.typ == vfs.TypeDir
 		if ok, err := f.within(e.fd, dir); !ok || err != nil {
 			t.Fatalf("%s: within %v %v", name, ok, err)
 		}
@@ -271,7 +273,7 @@ func TestOSMoveWatchJudges(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	f, err := NewOS(root, OSOptions{})
+	f, err := New(root, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +321,7 @@ func TestOSMoveWatchJudges(t *testing.T) {
 // answer: the next cache hit checks).
 func FuzzMoveEvents(f *testing.F) {
 	root := f.TempDir()
-	fs, err := NewOS(root, OSOptions{HandleKey: []byte("0123456789abcdef-fuzz")})
+	fs, err := New(root, Options{HandleKey: []byte("0123456789abcdef-fuzz")})
 	if err != nil {
 		f.Fatal(err)
 	}

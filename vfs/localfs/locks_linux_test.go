@@ -1,4 +1,4 @@
-package vfs
+package localfs
 
 import (
 	"math"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gonfsrdma/gonfsrdma/vfs"
 )
 
 // TestOSFileLocks: owners are kept apart, a lock taken by another process
@@ -17,12 +19,12 @@ func TestOSFileLocks(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "f"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fs, err := NewOS(dir, OSOptions{HandleKey: make([]byte, 32)})
+	fs, err := New(dir, Options{HandleKey: make([]byte, 32)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer fs.Close()
-	h, _, err := fs.Lookup(Cred{}, fs.Root(), "f")
+	h, _, err := fs.Lookup(vfs.Cred{}, fs.Root(), "f")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +80,7 @@ func TestOSFileLocks(t *testing.T) {
 	if err := fl.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fs.OpenLocks(fs.Root()); err != ErrNotSupported {
+	if _, err := fs.OpenLocks(fs.Root()); err != vfs.ErrNotSupported {
 		t.Fatalf("OpenLocks of a directory: %v", err)
 	}
 }

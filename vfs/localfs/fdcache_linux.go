@@ -1,4 +1,4 @@
-package vfs
+package localfs
 
 import (
 	"container/list"
@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gonfsrdma/gonfsrdma/vfs"
 )
 
 // Buffer and descriptor ownership: every descriptor in this file belongs to
@@ -21,7 +23,7 @@ type fdEntry struct {
 	fh   unix.FileHandle // the kernel handle, to reopen for I/O
 	fd   int             // O_PATH (or any) descriptor naming the object
 	ino  uint64          // st_ino, for invalidation on unlink
-	typ  FileType        // immutable for an inode
+	typ  vfs.FileType    // immutable for an inode
 	elem *list.Element   // position in the LRU; nil for the pinned root
 
 	mu  sync.Mutex // guards rfd and wfd while opening them lazily
