@@ -78,6 +78,10 @@ type Config struct {
 	// NLMGrantRetry is the interval of GRANTED_MSG resends (0: 10 s).
 	NLMGrantRetry time.Duration
 
+	// Notify is told READY=1, RELOADING=1 and STOPPING=1 (sd_notify(3));
+	// nil: nothing is sent.
+	Notify Notifier
+
 	// MetricsAddr serves Prometheus metrics (/metrics) and readiness
 	// (/healthz) over HTTP; empty: off.
 	MetricsAddr string
@@ -129,6 +133,7 @@ func Run(ctx context.Context, log *zap.Logger, cfg Config, reload <-chan os.Sign
 	if err != nil {
 		return err
 	}
+	cfg.Notify.send("READY=1", d.status())
 	var runErr error
 loop:
 	for {
@@ -142,11 +147,14 @@ loop:
 			runErr = err
 			break loop
 		case <-reload:
+			cfg.Notify.send("RELOADING=1", monotonicUsec(), "STATUS=reloading "+cfg.ExportsFile)
 			if err := d.Reload(); err != nil {
 				log.Error("reload failed; keeping the previous exports", zap.Error(err))
 			}
+			cfg.Notify.send("READY=1", d.status())
 		}
 	}
+	cfg.Notify.send("STOPPING=1", "STATUS=draining calls in progress")
 	sctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
 	defer cancel()
 	d.Shutdown(sctx)

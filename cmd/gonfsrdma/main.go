@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v3"
-	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 
 	"github.com/gonfsrdma/gonfsrdma/daemon"
 	"github.com/gonfsrdma/gonfsrdma/exports"
@@ -47,6 +45,9 @@ func newApp() *cli.Command {
 		ConfigureShellCompletionCommand: func(c *cli.Command) {
 			c.Hidden = false
 			c.Usage = "print the shell completion script for bash, zsh, fish or pwsh"
+			c.Description = "bash: source <(gonfsrdma completion bash) in ~/.bashrc; zsh: source <(gonfsrdma completion zsh) in ~/.zshrc; " +
+				"fish: gonfsrdma completion fish > ~/.config/fish/completions/gonfsrdma.fish. " +
+				"The Debian package installs the bash, zsh and fish scripts."
 		},
 		Commands: append([]*cli.Command{
 			serveCommand(),
@@ -54,6 +55,7 @@ func newApp() *cli.Command {
 			conformanceCommand(),
 			benchCommand(),
 			statsCommand(),
+			manCommand(),
 			{
 				Name:  "version",
 				Usage: "print the version",
@@ -98,27 +100,6 @@ func buildVersion() string {
 	return "devel"
 }
 
-func newLogger(level, format string) (*zap.Logger, error) {
-	lvl, err := zapcore.ParseLevel(level)
-	if err != nil {
-		return nil, fmt.Errorf("--log-level: %w", err)
-	}
-	var cfg zap.Config
-	switch format {
-	case "json":
-		cfg = zap.NewProductionConfig()
-	case "console":
-		cfg = zap.NewDevelopmentConfig()
-		cfg.Development = false
-		cfg.DisableStacktrace = true
-	default:
-		return nil, fmt.Errorf("--log-format must be json or console, not %q", format)
-	}
-	cfg.Level = zap.NewAtomicLevelAt(lvl)
-	cfg.Sampling = nil
-	return cfg.Build()
-}
-
 func serveCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "serve",
@@ -134,7 +115,9 @@ func serveCommand() *cli.Command {
 			&cli.BoolFlag{Name: "require-rdma", Usage: "fail when RDMA cannot listen instead of serving TCP only"},
 			&cli.StringFlag{Name: "portmap-listen", Value: ":111", Usage: "rpcbind `ADDR:PORT` (TCP and UDP)"},
 			&cli.BoolFlag{Name: "no-portmap", Usage: "neither run rpcbind nor register with one"},
-			&cli.StringFlag{Name: "state-dir", Value: "/var/lib/gonfsrdma", Usage: "`DIR` for persistent state"},
+			&cli.StringFlag{Name: "state-dir", Value: "/var/lib/gonfsrdma", Sources: cli.EnvVars("STATE_DIRECTORY"),
+				Usage: "`DIR` for persistent state: the file handle key (fhkey) and the status monitor's state number and monitored hosts (nsm.json); " +
+					"under systemd the unit's StateDirectory="},
 			&cli.IntFlag{Name: "rdma-credits", Value: 64, Usage: "RPC-over-RDMA credits granted per connection"},
 			&cli.IntFlag{Name: "rdma-inline", Value: 4096, Usage: "RPC-over-RDMA inline message size (1024-65536)"},
 			&cli.IntFlag{Name: "max-inflight", Value: 64, Usage: "calls in progress per TCP connection"},
@@ -150,7 +133,8 @@ func serveCommand() *cli.Command {
 			&cli.BoolFlag{Name: "tcp-splice", Usage: "send TCP READ data from the page cache with splice(2) instead of copying it (less server CPU; slower on loopback)"},
 			&cli.StringFlag{Name: "metrics-listen", Usage: "serve Prometheus metrics (/metrics) and readiness (/healthz) over HTTP on `ADDR:PORT` (default: off)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "`LEVEL`: debug, info, warn or error"},
-			&cli.StringFlag{Name: "log-format", Value: "console", Usage: "`FORMAT`: console or json"},
+			&cli.StringFlag{Name: "log-format", Value: logAuto, Usage: "`FORMAT`: console, json, journal (no timestamps, syslog priority prefixes) " +
+				"or auto (journal when stderr is systemd's journal, else console)"},
 			&cli.StringFlag{Name: "cpu-profile", Usage: "write a pprof CPU profile of the whole run to `FILE` (on shutdown)"},
 		},
 		Action: func(ctx context.Context, c *cli.Command) error {
@@ -192,6 +176,7 @@ func serveCommand() *cli.Command {
 				MaxInFlight:       c.Int("max-inflight"),
 				SpliceReads:       c.Bool("tcp-splice"),
 				Version:           buildVersion(),
+				Notify:            serviceNotifier(log),
 				NoNLM:             c.Bool("no-nlm"),
 				NLMAddr:           c.String("nlm-listen"),
 				NSMAddr:           c.String("nsm-listen"),
