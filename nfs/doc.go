@@ -90,6 +90,16 @@
 // accepted with any cookie, as knfsd accepts any verifier. A cookie past
 // the end of a listing gives an empty list with eof.
 //
+// # Directory page sizes
+//
+// As knfsd: FSINFO dtpref is the maximum transfer size (1 MiB), which the
+// Linux client's READDIR and READDIRPLUS counts grow to (capped by its
+// rsize), and a page holds as many entries as fit the count (the whole
+// resok, RFC 1813), the transport's reply limit (RDMA Reply chunk or
+// inline size) and 1 MiB. The page is encoded into Reply.Head; the
+// backend's entries are asked in batches of at most 4,096 resumed from
+// the last cookie, and one batch at a time is held.
+//
 // # Permissions
 //
 // Every procedure runs as the caller's identity after the Authorize hook

@@ -12,11 +12,19 @@ import (
 )
 
 // Transfer sizes FSINFO offers: they decide the Linux client's rsize and
-// wsize.
+// wsize. dtpref is knfsd's: its maximum block size, the same as rtmax
+// (fs/nfsd/nfs3proc.c nfsd3_proc_fsinfo). The Linux client (fs/nfs/client.c
+// nfs_server_set_fsinfo, 5.18 and later) takes as its largest READDIR and
+// READDIRPLUS count dtpref rounded down to a power of two, at most 1 MiB
+// and at most rsize, and fs/nfs/dir.c starts a listing at one page and
+// doubles the count each time a reply filled its buffer. A dtpref of
+// 64 KiB held it there (some 190 entries of 200-byte names a
+// READDIRPLUS), so it listed big directories in many more calls than
+// against knfsd, interleaved with `rm -rf`'s REMOVEs.
 const (
 	ioMax     = wire.MaxData
 	ioMult    = 4096
-	dirPref   = 64 << 10
+	dirPref   = maxDirReply
 	maxFileSz = math.MaxInt64
 )
 

@@ -15,12 +15,20 @@ import (
 
 // Directory listing limits.
 const (
-	// maxDirReply caps count / maxcount: no READDIR reply is larger.
+	// maxDirReply caps count / maxcount: no READDIR reply is larger. It
+	// is knfsd's cap, its maximum block size (fs/nfsd/nfs3proc.c
+	// nfsd3_init_dirlist_pages clamps count to svc_max_payload), and the
+	// FSINFO dtpref: the Linux client asks for at most that.
 	maxDirReply = wire.MaxData
 	// minEntrySize is the smallest entry3: value_follows, fileid, a
 	// one-byte name, cookie.
 	minEntrySize = 4 + 8 + 8 + 8
-	// maxDirBatch caps the entries asked of the backend at once.
+	// maxDirBatch caps the entries asked of the backend in one ReadDir
+	// call, and so the entries (names included) a call holds at once.
+	// It does not cap a page: a reply that has room for more goes on
+	// with further calls from the last cookie (1 MiB holds some 32,000
+	// short READDIR entries, 6,000 READDIRPLUS ones; knfsd fills the
+	// page whatever the count of entries).
 	maxDirBatch = 4096
 	// dirResFixed is the part of READDIR3resok / READDIRPLUS3resok that
 	// is not entries: post_op_attr with attributes, cookieverf, the final
@@ -77,52 +85,86 @@ func (s *Server) openDir(rq *req, proc string, attr *wire.PostOpAttr) (wire.Stat
 }
 
 func (s *Server) doReaddir(rq *req, args *wire.ReaddirArgs, reply *oncrpc.Reply, conn *oncrpc.ConnInfo, dirAttr *wire.PostOpAttr) wire.Status {
-	entries, verf, eof, budget, st := s.listDir(rq, "READDIR", args.Cookie, args.Verf, args.Count, reply, conn, dirAttr)
-	if st != wire.OK {
-		return st
-	}
 	start := len(reply.Head)
-	b := appendDirResOKHead(reply.Head, dirAttr, verf)
-	used := 0
-	for i := range entries {
-		e := &entries[i]
-		sz := wire.EntrySize(e.Name)
-		if used+sz > budget {
-			if i == 0 {
-				reply.Head = b[:start]
-				return wire.ErrTooSmall
+	var b []byte
+	eof, st := s.listDir(rq, "READDIR", args.Cookie, args.Verf, args.Count, reply, conn, dirAttr,
+		func(verf uint64) { b = appendDirResOKHead(reply.Head, dirAttr, verf) },
+		func(e *vfs.DirEntry, room int) (int, bool) {
+			sz := wire.EntrySize(e.Name)
+			if sz > room {
+				return 0, false
 			}
-			eof = false
-			break
-		}
-		used += sz
-		b = wire.AppendEntry(b, e.FileID, e.Name, e.Cookie)
+			b = wire.AppendEntry(b, e.FileID, e.Name, e.Cookie)
+			return sz, true
+		})
+	if st != wire.OK {
+		reply.Head = reply.Head[:start]
+		return st
 	}
 	reply.Head = wire.AppendDirListEnd(b, eof)
 	return wire.OK
 }
 
-// listDir is the start READDIR and READDIRPLUS share: it checks that rq
-// names a readable directory (filling dirAttr), turns the client's count
-// into the budget for entries and lists from cookie as many entries as
-// could fit it.
-func (s *Server) listDir(rq *req, proc string, cookie uint64, cverf [wire.CookieVerfSize]byte, count uint32, reply *oncrpc.Reply, conn *oncrpc.ConnInfo, dirAttr *wire.PostOpAttr) (entries []vfs.DirEntry, verf uint64, eof bool, budget int, st wire.Status) {
+// listDir is what READDIR and READDIRPLUS share: it checks that rq names
+// a readable directory (filling dirAttr), turns the client's count into
+// the budget for entries, calls begin with the cookie verifier of the
+// page once the backend gave it, and hands the entries from cookie on to
+// add, with the budget still free, until add refuses one (the page is
+// full) or the directory ends (eof). add returns the bytes the entry
+// took. Entries come from the backend in batches of at most maxDirBatch,
+// each resumed from the last cookie added, so a page of any size holds
+// at most one batch at a time. A refused first entry is
+// NFS3ERR_TOOSMALL.
+func (s *Server) listDir(rq *req, proc string, cookie uint64, cverf [wire.CookieVerfSize]byte, count uint32, reply *oncrpc.Reply, conn *oncrpc.ConnInfo, dirAttr *wire.PostOpAttr,
+	begin func(verf uint64), add func(e *vfs.DirEntry, room int) (int, bool)) (eof bool, st wire.Status) {
 	if st, _ := s.openDir(rq, proc, dirAttr); st != wire.OK {
-		return nil, 0, false, 0, st
+		return false, st
 	}
-	budget = dirBudget(count, reply, conn) - dirResFixed
+	budget := dirBudget(count, reply, conn) - dirResFixed
 	if budget < minEntrySize {
-		return nil, 0, false, 0, wire.ErrTooSmall
+		return false, wire.ErrTooSmall
 	}
-	entries, verf, eof, err := rq.fs.ReadDir(rq.h, cookie, binary.BigEndian.Uint64(cverf[:]), min(budget/minEntrySize+1, maxDirBatch))
-	if errors.Is(err, vfs.ErrBadCookie) {
-		s.log.Debug("stale readdir cookie", zap.String("proc", proc), zap.Uint64("cookie", cookie), zap.Binary("verf", cverf[:]))
-		return nil, 0, false, 0, wire.ErrBadCookie
+	askVerf := binary.BigEndian.Uint64(cverf[:])
+	var verf uint64
+	used, added := 0, 0
+	for batch := 0; ; batch++ {
+		// one entry more than could fit, so that a full page still
+		// learns whether the directory ends there
+		entries, v, end, err := rq.fs.ReadDir(rq.h, cookie, askVerf, min((budget-used)/minEntrySize+1, maxDirBatch))
+		if batch > 0 && (err != nil || v != verf) {
+			// the page ends with the entries it has: the client
+			// resumes from the last one, and the backend answers
+			// that call as it can (BAD_COOKIE, a restart)
+			s.log.Debug("directory listing ends its page early", zap.String("proc", proc), zap.Uint64("cookie", cookie), zap.Error(err))
+			return false, wire.OK
+		}
+		if errors.Is(err, vfs.ErrBadCookie) {
+			s.log.Debug("stale readdir cookie", zap.String("proc", proc), zap.Uint64("cookie", cookie), zap.Binary("verf", cverf[:]))
+			return false, wire.ErrBadCookie
+		}
+		if err != nil {
+			return false, s.status(proc, err)
+		}
+		if batch == 0 {
+			verf, askVerf = v, v
+			begin(verf)
+		}
+		for i := range entries {
+			n, ok := add(&entries[i], budget-used)
+			if !ok {
+				if added == 0 {
+					return false, wire.ErrTooSmall
+				}
+				return false, wire.OK
+			}
+			used += n
+			added++
+			cookie = entries[i].Cookie
+		}
+		if end || len(entries) == 0 {
+			return end, wire.OK
+		}
 	}
-	if err != nil {
-		return nil, 0, false, 0, s.status(proc, err)
-	}
-	return entries, verf, eof, budget, wire.OK
 }
 
 // appendDirResOKHead appends the head of a READDIR3resok or

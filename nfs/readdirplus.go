@@ -36,13 +36,8 @@ func (s *Server) readdirplus(_ context.Context, call *oncrpc.Call, reply *oncrpc
 }
 
 func (s *Server) doReaddirplus(rq *req, args *wire.ReaddirplusArgs, reply *oncrpc.Reply, conn *oncrpc.ConnInfo, dirAttr *wire.PostOpAttr) wire.Status {
-	entries, verf, eof, budget, st := s.listDir(rq, "READDIRPLUS", args.Cookie, args.Verf, args.MaxCount, reply, conn, dirAttr)
-	if st != wire.OK {
-		return st
-	}
 	start := len(reply.Head)
-	b := appendDirResOKHead(reply.Head, dirAttr, verf)
-	used := 0
+	var b []byte
 	var buf fhBuf
 	// The entries' handles and attributes need search permission on the
 	// directory, which the backend checks once, as the caller (LOOKUP of
@@ -50,35 +45,38 @@ func (s *Server) doReaddirplus(rq *req, args *wire.ReaddirplusArgs, reply *oncrp
 	// checks nothing else, and an identity switch per entry would cost
 	// more than the lookup. Without search permission the entries go
 	// without handle and attributes, as knfsd sends them.
-	_, _, searchErr := rq.fs.Lookup(rq.cred, rq.h, ".")
-	for i := range entries {
-		e := &entries[i]
-		ep := wire.EntryPlus{FileID: e.FileID, Name: e.Name, Cookie: e.Cookie}
-		if searchErr == nil {
-			if h, a, err := rq.fs.Lookup(vfs.Cred{}, rq.h, e.Name); err == nil {
-				if fh := makeHandle(&buf, rq.ex.FSID, h); fh != nil {
-					ep.Attr = rq.attrOp(&a)
-					ep.FH = wire.PostOpFH{Set: true, FH: fh}
+	var searchErr error
+	eof, st := s.listDir(rq, "READDIRPLUS", args.Cookie, args.Verf, args.MaxCount, reply, conn, dirAttr,
+		func(verf uint64) {
+			b = appendDirResOKHead(reply.Head, dirAttr, verf)
+			_, _, searchErr = rq.fs.Lookup(rq.cred, rq.h, ".")
+		},
+		func(e *vfs.DirEntry, room int) (int, bool) {
+			ep := wire.EntryPlus{FileID: e.FileID, Name: e.Name, Cookie: e.Cookie}
+			if searchErr == nil {
+				if h, a, err := rq.fs.Lookup(vfs.Cred{}, rq.h, e.Name); err == nil {
+					if fh := makeHandle(&buf, rq.ex.FSID, h); fh != nil {
+						ep.Attr = rq.attrOp(&a)
+						ep.FH = wire.PostOpFH{Set: true, FH: fh}
+					}
 				}
 			}
-		}
-		sz := wire.EntrySize(e.Name) + 4 + 4
-		if ep.Attr.Set {
-			sz += wire.FattrSize
-		}
-		if ep.FH.Set {
-			sz += 4 + xdr.PaddedLen(len(ep.FH.FH))
-		}
-		if used+sz > budget {
-			if i == 0 {
-				reply.Head = b[:start]
-				return wire.ErrTooSmall
+			sz := wire.EntrySize(e.Name) + 4 + 4
+			if ep.Attr.Set {
+				sz += wire.FattrSize
 			}
-			eof = false
-			break
-		}
-		used += sz
-		b = ep.Append(b)
+			if ep.FH.Set {
+				sz += 4 + xdr.PaddedLen(len(ep.FH.FH))
+			}
+			if sz > room {
+				return 0, false
+			}
+			b = ep.Append(b)
+			return sz, true
+		})
+	if st != wire.OK {
+		reply.Head = reply.Head[:start]
+		return st
 	}
 	reply.Head = wire.AppendDirListEnd(b, eof)
 	return wire.OK

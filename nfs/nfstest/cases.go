@@ -802,7 +802,7 @@ func testFsinfo(e *Env) {
 	res, err := e.C.Fsinfo(e.Ctx, e.Root)
 	e.OK(err, "FSINFO")
 	if res.RTMax != 1<<20 || res.RTPref != 1<<20 || res.RTMult != 4096 || res.WTMax != 1<<20 || res.WTPref != 1<<20 ||
-		res.WTMult != 4096 || res.DTPref != 64<<10 || res.MaxFileSize < 1<<40 || res.TimeDelta != (wire.Time{Nsec: 1}) ||
+		res.WTMult != 4096 || res.DTPref != 1<<20 || res.MaxFileSize < 1<<40 || res.TimeDelta != (wire.Time{Nsec: 1}) ||
 		res.Properties&(wire.FSFSymlink|wire.FSFHomogeneous|wire.FSFCanSetTime) != wire.FSFSymlink|wire.FSFHomogeneous|wire.FSFCanSetTime ||
 		!res.Attr.Set {
 		e.T.Fatalf("FSINFO %+v", res)
