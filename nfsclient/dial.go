@@ -2,6 +2,7 @@ package nfsclient
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"net"
@@ -98,7 +99,12 @@ func DialConfig(ctx context.Context, cfg Config) (*FS, error) {
 	return f, nil
 }
 
-// mountExport finds the export for cfg.Path and MOUNTs it.
+// mountExport finds the export for cfg.Path and MOUNTs it: cfg.Export
+// when given, else the longest listed export that is a prefix of the path,
+// else (a server that cannot list its exports) the path itself, as the
+// kernel's mount does. A server that MOUNTs any path it is given (go-nfs
+// answers every MNT with its root) would make that last choice put files
+// in the wrong place, so it is probed first and refused with advice.
 func mountExport(ctx context.Context, cfg *Config, cred oncrpc.OpaqueAuth) (string, []byte, error) {
 	mc, err := dialMount(ctx, cfg)
 	if err != nil {
@@ -106,20 +112,28 @@ func mountExport(ctx context.Context, cfg *Config, cred oncrpc.OpaqueAuth) (stri
 	}
 	defer mc.Close()
 	mc.SetCred(cred)
-	export := cfg.Path
-	if list, err := mount.Exports(ctx, mc); err == nil {
-		best := ""
-		for _, e := range list {
-			p := strings.TrimSuffix(e.Path, "/")
-			if (cfg.Path == p || strings.HasPrefix(cfg.Path, p+"/") || p == "") && len(p) >= len(best) {
-				best = p
+	export := cfg.Export
+	if export == "" {
+		list, err := mount.Exports(ctx, mc)
+		if err == nil {
+			best := ""
+			for _, e := range list {
+				if p := strings.TrimSuffix(e.Path, "/"); underExport(cfg.Path, p) && len(p) >= len(best) {
+					best = p
+				}
+			}
+			if best != "" || hasRootExport(list) {
+				export = best
+				if export == "" {
+					export = "/"
+				}
 			}
 		}
-		if best != "" || hasRootExport(list) {
-			export = best
-			if export == "" {
-				export = "/"
+		if export == "" {
+			if ignoresMountPath(ctx, mc) {
+				return "", nil, fmt.Errorf("nfsclient: %s lists no exports (MOUNT EXPORT: %v) and MOUNTs any path, even one that does not exist: name the export in the URL with ?export=PATH", cfg.Host, err)
 			}
+			export = cfg.Path
 		}
 	}
 	fh, _, err := mount.Mnt(ctx, mc, export)
@@ -127,6 +141,19 @@ func mountExport(ctx context.Context, cfg *Config, cred oncrpc.OpaqueAuth) (stri
 		return "", nil, fmt.Errorf("nfsclient: MOUNT %s:%s: %w", cfg.Host, export, err)
 	}
 	return export, fh, nil
+}
+
+// ignoresMountPath reports whether the server MOUNTs a path that cannot
+// exist. The probe's mount is undone.
+func ignoresMountPath(ctx context.Context, mc *oncrpc.Client) bool {
+	var nonce [8]byte
+	rand.Read(nonce[:])
+	probe := fmt.Sprintf("/nonexistent-gonfsrdma-probe-%x", nonce)
+	if _, _, err := mount.Mnt(ctx, mc, probe); err != nil {
+		return false
+	}
+	mount.Umnt(ctx, mc, probe)
+	return true
 }
 
 func hasRootExport(list []mount.Export) bool {

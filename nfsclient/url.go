@@ -25,10 +25,13 @@ type Config struct {
 	// Host is the server's host name or IP address.
 	Host string
 	// Path is the absolute path the URL names: an export, or a file or
-	// directory below one. Dial mounts the longest export (from the
-	// server's MOUNT export list) that is a prefix of Path; without such
-	// a list it mounts Path itself.
+	// directory below one. Dial mounts Export when set, else the longest
+	// export (from the server's MOUNT export list) that is a prefix of
+	// Path; without such a list it mounts Path itself.
 	Path string
+	// Export, when set, is the export to MOUNT (a prefix of Path): for
+	// servers that cannot list their exports.
+	Export string
 
 	// Proto is tcp (default) or rdma. FallbackTCP makes Dial use TCP when
 	// an RDMA connection cannot be made.
@@ -84,7 +87,7 @@ const (
 // parameters:
 //
 //	nfs://host[:port]/export[/path]?proto=rdma|tcp&fallback=tcp
-//	    &mountport=N&uid=N&gid=N&gids=N,N&machine=NAME&nconnect=N
+//	    &mountport=N&export=PATH&uid=N&gid=N&gids=N,N&machine=NAME&nconnect=N
 //	    &bs=SIZE&depth=N&retries=N&timeout=DURATION
 //
 // The path after the host is an export or a path below one (Dial finds
@@ -126,6 +129,9 @@ func ParseURL(raw string) (Config, error) {
 			return cfg, fmt.Errorf("nfsclient: %q: %s: %w", raw, key, err)
 		}
 	}
+	if cfg.Export != "" && !underExport(cfg.Path, cfg.Export) {
+		return cfg, fmt.Errorf("nfsclient: %q: export %s is not a prefix of the path %s", raw, cfg.Export, cfg.Path)
+	}
 	return cfg, nil
 }
 
@@ -146,6 +152,8 @@ func (cfg *Config) set(key, v string) error {
 		cfg.FallbackTCP = true
 	case "mountport":
 		cfg.MountPort, err = parsePort(v)
+	case "export":
+		cfg.Export = path.Clean("/" + v)
 	case "uid":
 		cfg.UID, err = parseUint32(v)
 	case "gid":
@@ -274,4 +282,10 @@ func (cfg Config) String() string {
 	}
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// underExport reports whether p is export or a path below it.
+func underExport(p, export string) bool {
+	export = strings.TrimSuffix(export, "/")
+	return p == export || export == "" || strings.HasPrefix(p, export+"/")
 }
