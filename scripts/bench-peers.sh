@@ -103,10 +103,77 @@ if [ "${1:-}" = --inner ]; then
 		done
 	}
 
+	# client_checks NAME EXPORT_DIR REP: the user-space client against
+	# the running server: `gonfsrdma cp` of the same file in and out beside
+	# libnfs's nfs-cp (times side by side, every copy compared byte for
+	# byte with the source) and `gonfsrdma ls -R` of a tree against the
+	# export's own listing. One line per check in OUT/client.NAME.REP.tsv:
+	# check, PASS/FAIL, milliseconds, detail.
+	client_checks() {
+		local name=$1 exp=$2 rep=$3 tsv=$OUT/client.$1.$3.tsv q t0 ms got
+		q="mountport=$M_PORT&uid=1000&gid=1000"
+		local lq="nfsport=$NFS_PORT&mountport=$M_PORT&version=3&uid=1000&gid=1000"
+		# go-nfs answers MOUNT EXPORT with a malformed reply (libnfs reads
+		# it for its mount traversal) and MOUNTs any path with its root:
+		# both clients are told the export.
+		if [ "$name" = go-nfs ]; then
+			lq="$lq&auto-traverse-mounts=0"
+			q="$q&export=$exp"
+		fi
+		: >"$tsv"
+		row() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >>"$tsv"; }
+		timed() { # check cmd...: run, time, compare the result with the source
+			local check=$1 out=$2 rc=0
+			shift 2
+			rm -f "$out"
+			t0=$(date +%s%N)
+			timeout 300 "$@" >>"$OUT/client.$name.log" 2>&1 || rc=$?
+			ms=$((($(date +%s%N) - t0) / 1000000))
+			if [ "$rc" != 0 ]; then
+				row "$check" FAIL "$ms" "exit $rc"
+			elif ! cmp -s "$WORK/client-src.bin" "$out"; then
+				row "$check" FAIL "$ms" "not byte-identical"
+			else
+				row "$check" PASS "$ms" "$(stat -c %s "$out") bytes"
+			fi
+		}
+		sync
+		timed "gonfsrdma cp in" "$exp/cp-g.bin" "$CLIENT" cp -q "$WORK/client-src.bin" "nfs://127.0.0.1:$NFS_PORT$exp/cp-g.bin?$q"
+		timed "gonfsrdma cp out" "$WORK/back-g.bin" "$CLIENT" cp -q "nfs://127.0.0.1:$NFS_PORT$exp/cp-g.bin?$q" "$WORK/back-g.bin"
+		if command -v nfs-cp >/dev/null; then
+			timed "nfs-cp in" "$exp/cp-l.bin" nfs-cp "$WORK/client-src.bin" "nfs://127.0.0.1$exp/cp-l.bin?$lq"
+			timed "nfs-cp out" "$WORK/back-l.bin" nfs-cp "nfs://127.0.0.1$exp/cp-l.bin?$lq" "$WORK/back-l.bin"
+		else
+			row "nfs-cp in" FAIL 0 "nfs-cp not installed (libnfs-utils)"
+		fi
+		rm -f "$WORK/back-g.bin" "$WORK/back-l.bin" "$exp/cp-g.bin" "$exp/cp-l.bin"
+		# A tree of 2,000 entries (40 directories of 49 files) made through
+		# the server's own file system, listed through the client.
+		rm -rf "$exp/tree" && mkdir -p "$exp/tree"
+		(cd "$exp/tree" && for d in $(seq -w 1 40); do mkdir "d$d" && (cd "d$d" && seq -f 'f%02g' 1 49 | xargs touch); done)
+		chmod -R a+rwX "$exp/tree"
+		t0=$(date +%s%N)
+		if got=$(timeout 120 "$CLIENT" ls -R "nfs://127.0.0.1:$NFS_PORT$exp/tree?$q" 2>>"$OUT/client.$name.log"); then
+			ms=$((($(date +%s%N) - t0) / 1000000))
+			# names only, from both listings, sorted
+			local want n
+			want=$(cd "$exp/tree" && find . -mindepth 1 -printf '%f\n' | sort)
+			got=$(printf '%s\n' "$got" | grep -v -e '^$' -e ':$' | sort)
+			n=$(printf '%s\n' "$want" | wc -l)
+			if [ "$got" = "$want" ]; then row "gonfsrdma ls -R" PASS "$ms" "$n entries"; else row "gonfsrdma ls -R" FAIL "$ms" "listing differs from find ($n entries)"; fi
+		else
+			row "gonfsrdma ls -R" FAIL 0 "exit status $?"
+		fi
+		rm -rf "$exp/tree"
+		column -t -s $'\t' "$tsv" >&2 || cat "$tsv" >&2
+	}
+
 	# Warm-up, not measured: the first touch of guest memory by the page
 	# cache costs several times the CPU of later writes on a VM, which
 	# would charge whichever server runs first.
 	dd if=/dev/zero of="$WORK/warmup" bs=1M count=1024 status=none && rm -f "$WORK/warmup"
+	src_size=${SIZE%B}
+	head -c "$(numfmt --from=iec "${src_size%i}")" /dev/urandom >"$WORK/client-src.bin"
 
 	read -ra order <<<"$SERVERS"
 	for rep in $(seq 1 "$REPS"); do
@@ -138,6 +205,7 @@ if [ "${1:-}" = --inner ]; then
 			else
 				cat "$OUT/$srv.$rep.txt" >&2
 			fi
+			client_checks "$srv" "$exp" "$rep"
 			stop_server
 		done
 	done

@@ -1,7 +1,10 @@
 // Command summarize prints the side-by-side table of scripts/bench-peers.sh:
 // for each server, the median over repetitions of each phase's rate and
-// server CPU cost, the ratio to gonfsrdma, and the targets.
+// server CPU cost, the ratio to gonfsrdma, and the targets; then
+// the user-space client's checks against each server (client.go).
 //
 // Usage: go run ./scripts/bench-peers RESULTS_DIR SERVER...
-// RESULTS_DIR holds SERVER.REP.json files written by gonfsrdma bench --json.
+// RESULTS_DIR holds SERVER.REP.json files written by gonfsrdma bench --json
+// and client.SERVER.REP.tsv files written by bench-peers.sh. It exits 1
+// when a client check failed.
 package main

@@ -167,4 +167,7 @@ func main() {
 		worstCPU = max(worstCPU, get("gonfsrdma", l))
 	}
 	fmt.Printf("  server CPU <= 100 µs per metadata op (each of create, stat, remove): %s (worst %.1f µs)\n", verdict(worstCPU <= 100, worstCPU > 0), worstCPU)
+	if !clientTable(dir, servers) {
+		os.Exit(1)
+	}
 }
