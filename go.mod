@@ -3,6 +3,7 @@ module github.com/gonfsrdma/gonfsrdma
 go 1.26.0
 
 require (
+	github.com/ceph/go-ceph v0.34.0
 	github.com/go-git/go-billy/v5 v5.9.2
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3

@@ -3,7 +3,11 @@
 set -euo pipefail
 # xfsprogs, btrfs-progs: mkfs.xfs and mkfs.btrfs for the vfs directory-
 # cookie tests on loop-mounted xfs and btrfs images.
-need=(libibverbs-dev librdmacm-dev libnfs-utils qemu-system-x86 iproute2 xfsprogs btrfs-progs)
+# libcephfs-dev, librados-dev: the CephFS backend (go build -tags ceph);
+# ceph-mon, ceph-mgr, ceph-osd, ceph-mds (with the ceph CLI) and
+# uuid-runtime: scripts/ceph-cluster.sh's throwaway cluster for make test-ceph.
+need=(libibverbs-dev librdmacm-dev libnfs-utils qemu-system-x86 iproute2 xfsprogs btrfs-progs
+	libcephfs-dev librados-dev ceph-mon ceph-mgr ceph-osd ceph-mds uuid-runtime)
 missing=()
 for p in "${need[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

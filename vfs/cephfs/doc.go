@@ -1,0 +1,118 @@
+// Package cephfs is the CephFS backend: a vfs.FS over a directory of a
+// CephFS file system, through libcephfs's low-level API (calls by inode,
+// ceph_ll_*), so that several gonfsrdma processes ("heads") can export
+// the same directory with handles that are valid on all of them.
+//
+// # Build
+//
+// The backend is cgo over libcephfs and librados and is compiled only
+// with the build tag "ceph" (and cgo, on Linux): `make build-ceph`, or
+// go build -tags ceph, with libcephfs-dev and librados-dev installed
+// (scripts/deps.sh installs them). Without the tag, New fails with
+// ErrNotBuilt, which says how to get it, and the binary needs no Ceph
+// library. This package and verbs/ are the only ones with cgo (make lint
+// checks it, with the tag). The cluster connection comes from go-ceph's
+// rados package (configuration file, client name, keyring, connect); the
+// file system is mounted on it with ceph_create_from_rados, and every
+// file operation is a ceph_ll_* call made here: go-ceph's cephfs package
+// wraps only the path-based API, which cannot resolve a handle.
+//
+// # Handles
+//
+// A handle names an inode by its CephFS identity, authenticated with a
+// keyed MAC:
+//
+//	[0]      0xCE, layout version
+//	[1:9]    inode number, big-endian
+//	[9:17]   snapshot id (CEPH_NOSNAP for the live file system)
+//	[17:25]  the file system's id (fscid)
+//	[25:33]  HMAC-SHA256(key, domain || bytes 0 to 25), truncated
+//
+// (33 bytes.) Inode numbers are the cluster's, so a handle made by one
+// head resolves on every other head that exports the same directory with
+// the same key and domain, and after restarts: ceph_ll_lookup_vino finds
+// the inode in libcephfs's cache or asks the MDS. An inode whose last link
+// is gone is stale (the MDS answers ESTALE, or its link count is 0); so
+// is a handle of another file system, key or domain. Anything of the wrong
+// shape is vfs.ErrBadHandle. No input panics (FuzzHandleDecode).
+//
+// The key is Options.HandleKey, or 32 random bytes kept in the export
+// root's extended attribute "trusted.gonfsrdma.fhkey" (KeyXattr), created
+// with XATTR_CREATE on first use so that heads started together agree;
+// every head mounting the directory reads the same one. With
+// Options.HandleKey, every head must be given the same key. Kernel
+// clients of the file system need CAP_SYS_ADMIN to read trusted xattrs;
+// libcephfs clients with access to the directory can, so the key is as
+// secret as the cluster's client credentials.
+//
+// Handles are not checked to lie inside the export root beyond the MAC,
+// which proves this export issued them: a directory moved out of the
+// export by another CephFS client stays reachable through handles issued
+// before (as with knfsd's no_subtree_check). ".." of the export root is
+// the root.
+//
+// # Open files and inode references
+//
+// The FS keeps a bounded LRU (Options.MaxOpenFiles, default 1024) of the
+// inodes it holds a libcephfs reference on, each with, for regular files,
+// a read-only and/or read-write open file (ceph_ll_open as the server,
+// opened on first read or write, closed on eviction, removal or Close).
+// Methods take a reference on a node for the duration of a call; the
+// libcephfs reference and open files are released when the last one is
+// dropped. The root is held until Close. OpenFiles reports the inodes
+// held. READ is ceph_ll_read straight into the caller's buffer (on RDMA,
+// the registered payload buffer): no intermediate copy in this package
+// (libcephfs copies from its object cache); WRITE is ceph_ll_write,
+// followed by ceph_ll_fsync when stable; COMMIT is ceph_ll_sync_inode.
+//
+// # Identity
+//
+// Methods that take a Cred pass it to libcephfs as a UserPerm (uid, gid,
+// supplementary groups; one per call, freed after it), and libcephfs
+// checks permissions with it as the kernel would: search and write
+// permission on directories, sticky directories, ownership for chmod,
+// chown and times, set-group-ID inheritance from directories. The zero
+// Cred is root; nothing else runs as root except what the vfs.FS contract
+// runs as the server (GetAttr, ReadLink, ReadAt, Commit, ReadDir, FSStat,
+// and the data of WriteAt, through the server's open files). A Cred
+// holding vfs.InvalidID is EINVAL before any call.
+//
+// Where Pacific's libcephfs does not apply a kernel rule, the FS does,
+// and says so at the call: set-user-ID and set-group-ID cleared by a
+// write or truncation from anybody but root and by chown of a
+// non-directory; set-group-ID dropped from a group-executable file a
+// non-member creates in a set-group-ID directory; device nodes only for
+// root (CAP_MKNOD); protected hard links; write permission on a directory
+// moved to a new parent; an exact mode on new objects; rename of a name
+// onto itself or onto another link of the same file does nothing (libcephfs
+// would unlink it).
+//
+// # ReadDir cookies
+//
+// A cookie is libcephfs's directory position after the entry
+// (ceph_telldir): CephFS lists a directory in the order of its names'
+// hashes and the position encodes the fragment and hash, so it belongs to
+// the entry and does not move when other entries come and go (like ext4's
+// htree offsets). Each ReadDir opens the directory, seeks to the cookie and
+// reads on. Positions above 2^61-1 are never issued and are
+// vfs.ErrBadCookie. The verifier is derived from the handle key, the same
+// on every head and across restarts.
+//
+// # Link counts after a directory moves
+//
+// libcephfs holding a directory's exclusive capability keeps its link
+// count (2 + subdirectories) from before a subdirectory moved out of it
+// (Pacific; the MDS and other clients have the right one). After such a
+// move, Rename mounts the directory a second time, reads the old parent
+// through that mount and unmounts it, which makes the MDS take the
+// capability back with the current count: a directory moved to another
+// parent costs one extra mount and unmount (about a second on the test
+// cluster).
+//
+// # Errors
+//
+// libcephfs returns negative errnos; they are returned as syscall.Errno in
+// *os.PathError, which vfs.ToErrno maps in the one place. FSSTAT reports
+// the cluster's space; CephFS has no limit on files, so the file figures
+// are total 2^63-1, free = available = total - files in use.
+package cephfs

@@ -1,0 +1,110 @@
+//go:build ceph && linux && cgo
+
+package cephfs
+
+import (
+	"bytes"
+	"errors"
+	"syscall"
+	"testing"
+
+	"github.com/gonfsrdma/gonfsrdma/vfs"
+)
+
+// Two mounts of one directory are two heads: separate libcephfs clients
+// (MDS sessions) in one process, as two gonfsrdma processes would be.
+func twoHeads(t *testing.T) (a, b *FS) {
+	conf := cephConf(t)
+	dir := exportDir(t, conf)
+	dom := []byte{1, 0, 0, 0, 5}
+	var err error
+	if a, err = New(Options{ConfigFile: conf, Root: dir, HandleDomain: dom}); err != nil {
+		t.Fatalf("head A: %v", err)
+	}
+	t.Cleanup(func() { a.Close() })
+	if b, err = New(Options{ConfigFile: conf, Root: dir, HandleDomain: dom}); err != nil {
+		t.Fatalf("head B: %v", err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return a, b
+}
+
+func TestHeadsShareHandles(t *testing.T) {
+	a, b := twoHeads(t)
+	// Both took the key from the export root's xattr: same handles.
+	if !bytes.Equal(a.Root(), b.Root()) {
+		t.Fatalf("root handles differ: %x vs %x", a.Root(), b.Root())
+	}
+	d, _, err := a.Mkdir(vfs.Cred{}, a.Root(), "d", 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _, err := a.Create(vfs.Cred{}, d, "f", 0o644, true, false, [8]byte{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := bytes.Repeat([]byte("0123456789abcdef"), 1<<14) // 256 KiB
+	if _, err := a.WriteAt(vfs.Cred{}, h, data, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Commit(h); err != nil {
+		t.Fatal(err)
+	}
+	// B resolves A's handle (never seen by B) and reads A's data.
+	got := make([]byte, len(data)+10)
+	n, eof, err := b.ReadAt(h, got, 0)
+	if err != nil || n != len(data) || !eof || !bytes.Equal(got[:n], data) {
+		t.Fatalf("B read %d eof %v err %v, equal %v", n, eof, err, bytes.Equal(got[:n], data))
+	}
+	// B's lookup gives A's handle.
+	bd, _, err := b.Lookup(vfs.Cred{}, b.Root(), "d")
+	if err != nil || !bytes.Equal(bd, d) {
+		t.Fatalf("B lookup d: %x %v, A made %x", bd, err, d)
+	}
+	// A rename through A is seen through B, and the handle still works.
+	if err := a.Rename(vfs.Cred{}, d, "f", a.Root(), "g"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.Lookup(vfs.Cred{}, bd, "f"); !errors.Is(err, errNoEnt) {
+		t.Errorf("B lookup of the old name: %v", err)
+	}
+	if gh, _, err := b.Lookup(vfs.Cred{}, b.Root(), "g"); err != nil || !bytes.Equal(gh, h) {
+		t.Errorf("B lookup g: %x %v, want %x", gh, err, h)
+	}
+	// A write through B is read through A.
+	if _, err := b.WriteAt(vfs.Cred{}, h, []byte("HEAD-B"), 0, true); err != nil {
+		t.Fatal(err)
+	}
+	p := make([]byte, 6)
+	if n, _, err := a.ReadAt(h, p, 0); err != nil || string(p[:n]) != "HEAD-B" {
+		t.Errorf("A reads %q %v", p[:n], err)
+	}
+	// Removed through A: stale through B.
+	if err := a.Remove(vfs.Cred{}, a.Root(), "g"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.GetAttr(h); !errors.Is(err, vfs.ErrStale) {
+		t.Errorf("B getattr of a file removed through A: %v", err)
+	}
+}
+
+// A head with another key refuses the others' handles.
+func TestHeadsOtherKeyStale(t *testing.T) {
+	conf := cephConf(t)
+	dir := exportDir(t, conf)
+	a, err := New(Options{ConfigFile: conf, Root: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := New(Options{ConfigFile: conf, Root: dir, HandleKey: bytes.Repeat([]byte{9}, 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := b.GetAttr(a.Root()); !errors.Is(err, vfs.ErrStale) {
+		t.Errorf("getattr with another key: %v", err)
+	}
+}
+
+var errNoEnt error = syscall.ENOENT

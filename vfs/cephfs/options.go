@@ -1,0 +1,147 @@
+package cephfs
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/gonfsrdma/gonfsrdma/vfs"
+)
+
+// Options configure one CephFS export.
+type Options struct {
+	// ConfigFile is the cluster's ceph.conf (monitor addresses and the
+	// rest); empty: libcephfs's default search ($CEPH_CONF,
+	// /etc/ceph/ceph.conf, ...).
+	ConfigFile string
+	// ClientID is the Ceph client name without "client." (default
+	// "admin"); Keyring the keyring file holding its key (default: the
+	// configuration's).
+	ClientID, Keyring string
+	// FSName selects a file system of the cluster by name (default: the
+	// cluster's default file system).
+	FSName string
+	// Root is the exported directory inside the file system (default
+	// "/"); it must exist.
+	Root string
+	// HandleKey, when set (at least 16 bytes), authenticates file handles.
+	// Every head that exports the same directory must use the same key
+	// for handles to be valid on all of them. Empty: the key kept in the
+	// export root's extended attribute KeyXattr (created on first use),
+	// which every head mounting the directory reads.
+	HandleKey []byte
+	// HandleDomain is bound into every handle's authenticator (the NFS
+	// server passes nfs.HandleDomain(fsid)), as for the OS backend.
+	HandleDomain []byte
+	// MaxOpenFiles bounds the inodes (with their open files) kept between
+	// calls (default 1024).
+	MaxOpenFiles int
+	// MountTimeout bounds connecting and mounting (default: libcephfs's,
+	// 300 s).
+	MountTimeout time.Duration
+	// Logger receives boundary events; nil: none.
+	Logger *zap.Logger
+}
+
+// KeyXattr is the export root's extended attribute that holds the handle
+// key when Options.HandleKey is empty.
+const KeyXattr = "trusted.gonfsrdma.fhkey"
+
+func (o *Options) check() error {
+	if len(o.HandleKey) > 0 && len(o.HandleKey) < 16 {
+		return errors.New("cephfs: Options.HandleKey must be at least 16 bytes")
+	}
+	if o.Root != "" && !strings.HasPrefix(o.Root, "/") {
+		return errors.New("cephfs: Options.Root must be an absolute path inside the file system")
+	}
+	if o.ClientID != "" && strings.HasPrefix(o.ClientID, "client.") {
+		return errors.New(`cephfs: Options.ClientID is the name without "client."`)
+	}
+	return nil
+}
+
+// checkName validates a single name component for a method other than
+// Lookup, as lookup_one_len: "", ".", ".." and names holding '/' or NUL
+// are EACCES, names longer than vfs.MaxName ENAMETOOLONG.
+func checkName(op, name string) error {
+	if len(name) > vfs.MaxName {
+		return &os.PathError{Op: op, Path: name, Err: syscall.ENAMETOOLONG}
+	}
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
+		return &os.PathError{Op: op, Path: name, Err: syscall.EACCES}
+	}
+	return nil
+}
+
+// checkRegular: EISDIR for a directory, EINVAL for other non-regular
+// files.
+func checkRegular(t vfs.FileType, op string) error {
+	switch t {
+	case vfs.TypeReg:
+		return nil
+	case vfs.TypeDir:
+		return &os.PathError{Op: op, Err: syscall.EISDIR}
+	}
+	return &os.PathError{Op: op, Err: syscall.EINVAL}
+}
+
+// checkChownIDs refuses a chown to vfs.InvalidID ("unchanged" to
+// libcephfs as to the kernel): EPERM for a caller other than root,
+// EINVAL for root.
+func checkChownIDs(c *vfs.Cred, s *vfs.SetAttr) error {
+	if (s.UID == nil || *s.UID != vfs.InvalidID) && (s.GID == nil || *s.GID != vfs.InvalidID) {
+		return nil
+	}
+	if c.UID != 0 {
+		return &os.PathError{Op: "chown", Err: syscall.EPERM}
+	}
+	return &os.PathError{Op: "chown", Err: syscall.EINVAL}
+}
+
+// exclusiveTimes is where an EXCLUSIVE create keeps its verifier, as
+// knfsd: mtime seconds = verf[0:4], atime seconds = verf[4:8] (top bit
+// cleared), nanoseconds 0.
+func exclusiveTimes(verf [8]byte) (atime, mtime int64) {
+	return int64(binary.BigEndian.Uint32(verf[4:8]) & 0x7fffffff), int64(binary.BigEndian.Uint32(verf[0:4]) & 0x7fffffff)
+}
+
+// cookieVerifier is the READDIR cookie verifier: derived from the handle
+// key, so all heads hand out the same one and cookies stay valid across
+// restarts as handles do; never zero.
+func cookieVerifier(key []byte) uint64 {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("gonfsrdma cephfs readdir cookies v1"))
+	v := binary.BigEndian.Uint64(m.Sum(nil))
+	if v == 0 {
+		v = 1
+	}
+	return v
+}
+
+// fileCounts fills in FSSTAT's file figures. libcephfs reports the
+// files in use as f_files and no limit (all ones) as f_ffree: CephFS has
+// no inode table to run out of. FSSTAT then says total = 2^63-1 (the
+// largest count every NFS client reads as a number), free = available =
+// total - used.
+func fileCounts(s vfs.FSStat) vfs.FSStat {
+	if s.FreeFiles == ^uint64(0) || s.FreeFiles > s.TotalFiles {
+		used := s.TotalFiles
+		s.TotalFiles = 1<<63 - 1
+		if used > s.TotalFiles {
+			used = s.TotalFiles
+		}
+		s.FreeFiles = s.TotalFiles - used
+		s.AvailFiles = s.FreeFiles
+	}
+	if s.AvailFiles > s.FreeFiles {
+		s.AvailFiles = s.FreeFiles
+	}
+	return s
+}
