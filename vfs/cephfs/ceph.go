@@ -542,7 +542,7 @@ func (f *FS) SetAttr(c vfs.Cred, h vfs.Handle, s vfs.SetAttr) error {
 		return err
 	}
 	defer f.leave()
-	if err := checkChownIDs(&c, &s); err != nil {
+	if err := vfs.CheckChownIDs(&c, &s); err != nil {
 		return err
 	}
 	n, err := f.get(h)
@@ -555,7 +555,7 @@ func (f *FS) SetAttr(c vfs.Cred, h vfs.Handle, s vfs.SetAttr) error {
 		return err
 	}
 	if s.Size != nil {
-		if err := checkRegular(a.Type, "truncate"); err != nil {
+		if err := vfs.CheckRegular(a.Type, "truncate"); err != nil {
 			return err
 		}
 	}
@@ -629,7 +629,7 @@ func (f *FS) Lookup(c vfs.Cred, dir vfs.Handle, name string) (vfs.Handle, vfs.At
 	}
 	defer f.leave()
 	if name != "." && name != ".." {
-		if err := checkName("lookup", name); err != nil {
+		if err := vfs.CheckName("lookup", name); err != nil {
 			return nil, vfs.Attr{}, err
 		}
 	}
@@ -726,7 +726,7 @@ func (f *FS) ReadAt(h vfs.Handle, p []byte, off int64) (int, bool, error) {
 		return 0, false, err
 	}
 	defer f.put(n)
-	if err := checkRegular(n.typ, "read"); err != nil {
+	if err := vfs.CheckRegular(n.typ, "read"); err != nil {
 		return 0, false, err
 	}
 	if off < 0 {
@@ -770,7 +770,7 @@ func (f *FS) WriteAt(c vfs.Cred, h vfs.Handle, p []byte, off int64, sync bool) (
 		return 0, err
 	}
 	defer f.put(n)
-	if err := checkRegular(n.typ, "write"); err != nil {
+	if err := vfs.CheckRegular(n.typ, "write"); err != nil {
 		return 0, err
 	}
 	if off < 0 {
@@ -827,7 +827,7 @@ func (f *FS) Commit(h vfs.Handle) error {
 
 // dirOp resolves dir and c for a method that changes dir's entry name.
 func (f *FS) dirOp(c *vfs.Cred, dir vfs.Handle, op, name string) (*node, *C.UserPerm, *C.char, func(), error) {
-	if err := checkName(op, name); err != nil {
+	if err := vfs.CheckName(op, name); err != nil {
 		return nil, nil, nil, nil, err
 	}
 	d, err := f.get(dir)
@@ -872,7 +872,7 @@ func (f *FS) Create(c vfs.Cred, dir vfs.Handle, name string, mode uint32, guarde
 			if r == 0 {
 				a := f.toAttr(&stx)
 				if exclusive {
-					at, mt := exclusiveTimes(verf)
+					at, mt := vfs.ExclusiveTimes(verf)
 					if a.Type != vfs.TypeReg || a.Size != 0 || a.Atime.Unix() != at || a.Mtime.Unix() != mt ||
 						a.Atime.Nanosecond() != 0 || a.Mtime.Nanosecond() != 0 {
 						C.ceph_ll_put(f.m, in)
@@ -909,7 +909,7 @@ func (f *FS) Create(c vfs.Cred, dir vfs.Handle, name string, mode uint32, guarde
 			return nil, vfs.Attr{}, err
 		}
 		if exclusive {
-			at, mt := exclusiveTimes(verf)
+			at, mt := vfs.ExclusiveTimes(verf)
 			tx := C.struct_ceph_statx{stx_atime: C.struct_timespec{tv_sec: C.time_t(at)}, stx_mtime: C.struct_timespec{tv_sec: C.time_t(mt)}}
 			if r := C.ceph_ll_setattr(f.m, in, &tx, C.CEPH_SETATTR_ATIME|C.CEPH_SETATTR_MTIME, f.rootPerm); r < 0 {
 				C.ceph_ll_put(f.m, in)
@@ -1138,7 +1138,7 @@ func (f *FS) Rename(c vfs.Cred, fromDir vfs.Handle, fromName string, toDir vfs.H
 		return err
 	}
 	defer f.leave()
-	if err := checkName("rename", toName); err != nil {
+	if err := vfs.CheckName("rename", toName); err != nil {
 		return err
 	}
 	d, p, cs, done, err := f.dirOp(&c, fromDir, "rename", fromName)

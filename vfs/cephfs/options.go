@@ -5,9 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
-	"os"
 	"strings"
-	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -65,51 +63,6 @@ func (o *Options) check() error {
 		return errors.New(`cephfs: Options.ClientID is the name without "client."`)
 	}
 	return nil
-}
-
-// checkName validates a single name component for a method other than
-// Lookup, as lookup_one_len: "", ".", ".." and names holding '/' or NUL
-// are EACCES, names longer than vfs.MaxName ENAMETOOLONG.
-func checkName(op, name string) error {
-	if len(name) > vfs.MaxName {
-		return &os.PathError{Op: op, Path: name, Err: syscall.ENAMETOOLONG}
-	}
-	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
-		return &os.PathError{Op: op, Path: name, Err: syscall.EACCES}
-	}
-	return nil
-}
-
-// checkRegular: EISDIR for a directory, EINVAL for other non-regular
-// files.
-func checkRegular(t vfs.FileType, op string) error {
-	switch t {
-	case vfs.TypeReg:
-		return nil
-	case vfs.TypeDir:
-		return &os.PathError{Op: op, Err: syscall.EISDIR}
-	}
-	return &os.PathError{Op: op, Err: syscall.EINVAL}
-}
-
-// checkChownIDs refuses a chown to vfs.InvalidID ("unchanged" to
-// libcephfs as to the kernel): EPERM for a caller other than root,
-// EINVAL for root.
-func checkChownIDs(c *vfs.Cred, s *vfs.SetAttr) error {
-	if (s.UID == nil || *s.UID != vfs.InvalidID) && (s.GID == nil || *s.GID != vfs.InvalidID) {
-		return nil
-	}
-	if c.UID != 0 {
-		return &os.PathError{Op: "chown", Err: syscall.EPERM}
-	}
-	return &os.PathError{Op: "chown", Err: syscall.EINVAL}
-}
-
-// exclusiveTimes is where an EXCLUSIVE create keeps its verifier, as
-// knfsd: mtime seconds = verf[0:4], atime seconds = verf[4:8] (top bit
-// cleared), nanoseconds 0.
-func exclusiveTimes(verf [8]byte) (atime, mtime int64) {
-	return int64(binary.BigEndian.Uint32(verf[4:8]) & 0x7fffffff), int64(binary.BigEndian.Uint32(verf[0:4]) & 0x7fffffff)
 }
 
 // cookieVerifier is the READDIR cookie verifier: derived from the handle
