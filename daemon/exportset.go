@@ -181,13 +181,6 @@ func (st *exportState) ByFSID(fsid uint32) (*nfs.Export, bool) {
 	return &e.nfs, true
 }
 
-func transportOf(t oncrpc.Transport) exports.Transport {
-	if t == oncrpc.RDMA {
-		return exports.RDMA
-	}
-	return exports.TCP
-}
-
 // authorize implements nfs.AuthorizeFunc with the export's client rules:
 // the first rule matching the caller decides transport, port, flavor,
 // squashing and read-only.
@@ -201,7 +194,7 @@ func (st *exportState) authorize(call *oncrpc.Call, e *nfs.Export) (nfs.Cred, bo
 		return nfs.Cred{}, true, wire.ErrAcces
 	}
 	o := &rule.Options
-	t := transportOf(call.Conn.Transport)
+	t := call.Conn.Transport
 	// transports= names what NFS may travel over; the lock manager
 	// always speaks TCP or UDP, also for clients of an RDMA-only export.
 	if call.Prog != nlmProgram && !o.AllowsTransport(t) {

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 )
 
 // ONC RPC authentication flavors (RFC 5531 section 8.2) accepted by sec=.
@@ -20,34 +22,41 @@ const DefaultAnonID = 65534
 // never valid: to chown(2) it means "unchanged", to setfsuid(2) "query".
 const DefaultMaxID = 0xfffffffe
 
-// Transport is one transport an NFS call can arrive on.
-type Transport uint8
+// Transport is the transport kind a call arrives on: oncrpc's, the one
+// transport-kind type of the tree.
+type Transport = oncrpc.Transport
 
-// The transports; as bits they make up a TransportSet.
+// The transports option transports= names.
 const (
-	TCP Transport = 1 << iota
-	RDMA
+	TCP  = oncrpc.TCP
+	RDMA = oncrpc.RDMA
 )
 
-// String returns "tcp" or "rdma".
-func (t Transport) String() string {
-	switch t {
-	case TCP:
-		return "tcp"
-	case RDMA:
-		return "rdma"
-	}
-	return "transport(" + strconv.Itoa(int(t)) + ")"
-}
-
-// TransportSet is a bitmask of Transport values (option transports=).
+// TransportSet is a set of transports (option transports=). It speaks
+// of tcp and rdma only: a call over UDP counts as tcp.
 type TransportSet uint8
 
 // AllTransports is the default: transports=tcp:rdma.
-const AllTransports = TransportSet(TCP | RDMA)
+const AllTransports = TransportSet(1<<TCP | 1<<RDMA)
+
+// TransportsOf returns the set of the given transports.
+func TransportsOf(ts ...Transport) TransportSet {
+	var s TransportSet
+	for _, t := range ts {
+		s |= transportBit(t)
+	}
+	return s
+}
+
+func transportBit(t Transport) TransportSet {
+	if t == oncrpc.UDP {
+		t = TCP
+	}
+	return 1 << t
+}
 
 // Has reports whether t is in the set.
-func (s TransportSet) Has(t Transport) bool { return s&TransportSet(t) != 0 }
+func (s TransportSet) Has(t Transport) bool { return s&transportBit(t) != 0 }
 
 // String spells the set as in the transports= option, e.g. "tcp:rdma".
 func (s TransportSet) String() string {

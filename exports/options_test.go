@@ -178,7 +178,7 @@ func TestOptionsString(t *testing.T) {
 	o.ReadOnly, o.Async, o.Insecure, o.Squash = false, true, true, exports.AllSquash
 	o.AnonUID, o.AnonGID, o.FSID, o.FSIDSet = 1, 2, 3, true
 	o.Flavors = []uint32{exports.AuthNone, exports.AuthSys}
-	o.Transports = exports.TransportSet(exports.RDMA)
+	o.Transports = exports.TransportsOf(exports.RDMA)
 	o.Backend = exports.BackendMem
 	want := "rw,async,insecure,all_squash,anonuid=1,anongid=2,fsid=3,sec=none:sys,transports=rdma,backend=mem"
 	if got := o.String(); got != want {

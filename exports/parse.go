@@ -677,9 +677,9 @@ func (p *parser) option(name, val string, hasVal bool, at, valAt lc, st *optStat
 		for _, v := range strings.Split(val, ":") {
 			switch v {
 			case "tcp":
-				ts |= TransportSet(TCP)
+				ts |= TransportsOf(TCP)
 			case "rdma":
-				ts |= TransportSet(RDMA)
+				ts |= TransportsOf(RDMA)
 			default:
 				p.errorf(valAt, didYouMean(v, []string{"tcp", "rdma"}, "transports are tcp and rdma, separated by \":\""),
 					"unknown transport %q", v)

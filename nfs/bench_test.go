@@ -15,21 +15,11 @@ import (
 	"github.com/gonfsrdma/gonfsrdma/xdr"
 )
 
-// payloadBuf is a transport's reusable payload buffer.
-type payloadBuf struct{ b []byte }
-
-func (p *payloadBuf) AllocPayload(n int) []byte {
-	if cap(p.b) < n {
-		p.b = make([]byte, n)
-	}
-	return p.b[:n]
-}
-
 // dispatchRig runs calls through oncrpc.Dispatcher.Dispatch with a reused
 // Call and Reply, as a transport's slot does.
 type dispatchRig struct {
 	disp  *oncrpc.Dispatcher
-	conn  oncrpc.ConnInfo
+	ex    oncrpc.BufferExchange // TCP, payloads from one reused buffer
 	call  oncrpc.Call
 	reply oncrpc.Reply
 	msg   []byte
@@ -40,9 +30,9 @@ func newRig(tb testing.TB, fs vfs.FS) *dispatchRig {
 	srv := nfs.NewServer(nfs.Config{Exports: nfs.ExportList{{FSID: testFSID, Path: "/", FS: fs}}, Log: zap.NewNop()})
 	r := &dispatchRig{
 		disp: oncrpc.NewDispatcher(zap.NewNop(), oncrpc.NewDRC(1024, 8<<20, time.Minute), srv.Program()),
-		conn: oncrpc.ConnInfo{Transport: oncrpc.TCP},
+		ex:   oncrpc.BufferExchange{From: oncrpc.Peer{Transport: oncrpc.TCP}},
 	}
-	r.reply = oncrpc.NewReply(make([]byte, 0, 4096), &payloadBuf{})
+	r.reply = oncrpc.NewReply(make([]byte, 0, 4096))
 	r.root, _ = srv.RootHandle(testFSID)
 	return r
 }
@@ -56,7 +46,8 @@ func (r *dispatchRig) setCall(proc uint32, args []byte) {
 // do dispatches the current call and returns the results after the
 // accepted-reply header (24 bytes with AUTH_NONE verifier).
 func (r *dispatchRig) do(tb testing.TB) []byte {
-	if !r.disp.Dispatch(context.Background(), r.msg, &r.conn, &r.call, &r.reply) {
+	r.ex.Msg = r.msg
+	if !r.disp.Dispatch(context.Background(), &r.ex, &r.call, &r.reply) {
 		tb.Fatal("no reply")
 	}
 	return r.reply.Head[24:]

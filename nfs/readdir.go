@@ -52,7 +52,7 @@ func (s *Server) readdir(_ context.Context, call *oncrpc.Call, reply *oncrpc.Rep
 	var res wire.ReaddirRes
 	var rq req
 	if res.Status = s.resolve(call, args.Dir, &rq); res.Status == wire.OK {
-		res.Status = s.doReaddir(&rq, &args, reply, call.Conn, &res.DirAttr)
+		res.Status = s.doReaddir(&rq, &args, reply, call.MaxReply(), &res.DirAttr)
 		if res.Status == wire.OK {
 			return nil
 		}
@@ -63,10 +63,10 @@ func (s *Server) readdir(_ context.Context, call *oncrpc.Call, reply *oncrpc.Rep
 
 // dirBudget clamps a client's count to what the server and the transport
 // can send.
-func dirBudget(count uint32, reply *oncrpc.Reply, conn *oncrpc.ConnInfo) int {
+func dirBudget(count uint32, reply *oncrpc.Reply, maxReply int) int {
 	n := int(min(count, maxDirReply))
-	if conn != nil && conn.Caps.MaxReply > 0 {
-		n = min(n, conn.Caps.MaxReply-len(reply.Head)-4)
+	if maxReply > 0 {
+		n = min(n, maxReply-len(reply.Head)-4)
 	}
 	return n
 }
@@ -84,10 +84,10 @@ func (s *Server) openDir(rq *req, proc string, attr *wire.PostOpAttr) (wire.Stat
 	return permit(&rq.cred, &a, mayRead, false), true
 }
 
-func (s *Server) doReaddir(rq *req, args *wire.ReaddirArgs, reply *oncrpc.Reply, conn *oncrpc.ConnInfo, dirAttr *wire.PostOpAttr) wire.Status {
+func (s *Server) doReaddir(rq *req, args *wire.ReaddirArgs, reply *oncrpc.Reply, maxReply int, dirAttr *wire.PostOpAttr) wire.Status {
 	start := len(reply.Head)
 	var b []byte
-	eof, st := s.listDir(rq, "READDIR", args.Cookie, args.Verf, args.Count, reply, conn, dirAttr,
+	eof, st := s.listDir(rq, "READDIR", args.Cookie, args.Verf, args.Count, reply, maxReply, dirAttr,
 		func(verf uint64) { b = appendDirResOKHead(reply.Head, dirAttr, verf) },
 		func(e *vfs.DirEntry, room int) (int, bool) {
 			sz := wire.EntrySize(e.Name)
@@ -115,12 +115,12 @@ func (s *Server) doReaddir(rq *req, args *wire.ReaddirArgs, reply *oncrpc.Reply,
 // each resumed from the last cookie added, so a page of any size holds
 // at most one batch at a time. A refused first entry is
 // NFS3ERR_TOOSMALL.
-func (s *Server) listDir(rq *req, proc string, cookie uint64, cverf [wire.CookieVerfSize]byte, count uint32, reply *oncrpc.Reply, conn *oncrpc.ConnInfo, dirAttr *wire.PostOpAttr,
+func (s *Server) listDir(rq *req, proc string, cookie uint64, cverf [wire.CookieVerfSize]byte, count uint32, reply *oncrpc.Reply, maxReply int, dirAttr *wire.PostOpAttr,
 	begin func(verf uint64), add func(e *vfs.DirEntry, room int) (int, bool)) (eof bool, st wire.Status) {
 	if st, _ := s.openDir(rq, proc, dirAttr); st != wire.OK {
 		return false, st
 	}
-	budget := dirBudget(count, reply, conn) - dirResFixed
+	budget := dirBudget(count, reply, maxReply) - dirResFixed
 	if budget < minEntrySize {
 		return false, wire.ErrTooSmall
 	}

@@ -26,7 +26,7 @@ func (s *Server) readdirplus(_ context.Context, call *oncrpc.Call, reply *oncrpc
 	var res wire.ReaddirplusRes
 	var rq req
 	if res.Status = s.resolve(call, args.Dir, &rq); res.Status == wire.OK {
-		res.Status = s.doReaddirplus(&rq, &args, reply, call.Conn, &res.DirAttr)
+		res.Status = s.doReaddirplus(&rq, &args, reply, call.MaxReply(), &res.DirAttr)
 		if res.Status == wire.OK {
 			return nil
 		}
@@ -35,7 +35,7 @@ func (s *Server) readdirplus(_ context.Context, call *oncrpc.Call, reply *oncrpc
 	return nil
 }
 
-func (s *Server) doReaddirplus(rq *req, args *wire.ReaddirplusArgs, reply *oncrpc.Reply, conn *oncrpc.ConnInfo, dirAttr *wire.PostOpAttr) wire.Status {
+func (s *Server) doReaddirplus(rq *req, args *wire.ReaddirplusArgs, reply *oncrpc.Reply, maxReply int, dirAttr *wire.PostOpAttr) wire.Status {
 	start := len(reply.Head)
 	var b []byte
 	var buf fhBuf
@@ -46,7 +46,7 @@ func (s *Server) doReaddirplus(rq *req, args *wire.ReaddirplusArgs, reply *oncrp
 	// more than the lookup. Without search permission the entries go
 	// without handle and attributes, as knfsd sends them.
 	var searchErr error
-	eof, st := s.listDir(rq, "READDIRPLUS", args.Cookie, args.Verf, args.MaxCount, reply, conn, dirAttr,
+	eof, st := s.listDir(rq, "READDIRPLUS", args.Cookie, args.Verf, args.MaxCount, reply, maxReply, dirAttr,
 		func(verf uint64) {
 			b = appendDirResOKHead(reply.Head, dirAttr, verf)
 			_, _, searchErr = rq.fs.Lookup(rq.cred, rq.h, ".")

@@ -113,8 +113,8 @@ func TestReadOnlyAndAuthorize(t *testing.T) {
 			return nfs.Cred{UID: call.Unix.UID, GID: call.Unix.GID}, e.ReadOnly, wire.OK
 		},
 	})
-	r := &dispatchRig{disp: oncrpc.NewDispatcher(zap.NewNop(), nil, srv.Program()), conn: oncrpc.ConnInfo{Transport: oncrpc.TCP}}
-	r.reply = oncrpc.NewReply(nil, &payloadBuf{})
+	r := &dispatchRig{disp: oncrpc.NewDispatcher(zap.NewNop(), nil, srv.Program()), ex: oncrpc.BufferExchange{From: oncrpc.Peer{Transport: oncrpc.TCP}}}
+	r.reply = oncrpc.NewReply(nil)
 	fh := nfs.HandleFor(ro, f)
 	root, _ := srv.RootHandle(1)
 	for _, c := range []struct {
@@ -184,10 +184,11 @@ func (o *ownershipFS) ReadAt(h vfs.Handle, p []byte, off int64) (int, bool, erro
 }
 
 func TestBufferOwnership(t *testing.T) {
-	pb := &payloadBuf{b: make([]byte, 1<<20)}
-	ofs := &ownershipFS{flatFS: flatFS{data: make([]byte, 8192)}, payload: &pb.b, t: t}
+	ofs := &ownershipFS{flatFS: flatFS{data: make([]byte, 8192)}, t: t}
 	r := newRig(t, ofs)
-	r.reply = oncrpc.NewReply(nil, pb)
+	r.ex.Payload = make([]byte, 1<<20)
+	ofs.payload = &r.ex.Payload
+	r.reply = oncrpc.NewReply(nil)
 	ofs.msg = &r.msg
 	fh := nfs.HandleFor(&nfs.Export{FSID: testFSID}, flatFile)
 	r.setCall(wire.ProcWrite, (&wire.WriteArgs{FH: fh, Count: 4, Data: []byte("abcd")}).Append(nil))
@@ -195,7 +196,7 @@ func TestBufferOwnership(t *testing.T) {
 		t.Fatal(st)
 	}
 	r.setCall(wire.ProcRead, (&wire.ReadArgs{FH: fh, Count: 4}).Append(nil))
-	if st := r.status(t); st != wire.OK || string(r.reply.Payload) != "abcd" || !within(r.reply.Payload, pb.b) {
+	if st := r.status(t); st != wire.OK || string(r.reply.Payload) != "abcd" || !within(r.reply.Payload, r.ex.Payload) {
 		t.Fatalf("READ: %v %q", st, r.reply.Payload)
 	}
 }

@@ -37,9 +37,9 @@ func newRigExport(tb testing.TB, ex *nfs.Export) *dispatchRig {
 	srv := nfs.NewServer(nfs.Config{Exports: nfs.ExportList{ex}, Log: zap.NewNop()})
 	r := &dispatchRig{
 		disp: oncrpc.NewDispatcher(zap.NewNop(), oncrpc.NewDRC(1024, 8<<20, time.Minute), srv.Program()),
-		conn: oncrpc.ConnInfo{Transport: oncrpc.TCP},
+		ex:   oncrpc.BufferExchange{From: oncrpc.Peer{Transport: oncrpc.TCP}},
 	}
-	r.reply = oncrpc.NewReply(make([]byte, 0, 4096), &payloadBuf{})
+	r.reply = oncrpc.NewReply(make([]byte, 0, 4096))
 	return r
 }
 

@@ -105,7 +105,7 @@ func (s *Server) async(what string, f func()) {
 // _RES call resProc, as the Linux server does.
 func (s *Server) msg(resProc uint32, h oncrpc.Handler) oncrpc.Handler {
 	return func(ctx context.Context, call *oncrpc.Call, _ *oncrpc.Reply) error {
-		tmp := oncrpc.NewReply(nil, nil)
+		tmp := oncrpc.NewReply(nil)
 		if err := h(ctx, call, &tmp); err != nil {
 			return err
 		}

@@ -49,10 +49,10 @@ func dispatch(t testing.TB, s *Server, remote netip.AddrPort, vers, proc uint32,
 	d := oncrpc.NewDispatcher(zap.NewNop(), nil, s.Program())
 	h := oncrpc.CallHeader{XID: 1, Prog: Prog, Vers: vers, Proc: proc, Cred: oncrpc.NewAuthSys("c", 0, 0)}
 	msg := append(oncrpc.AppendCallHeader(nil, &h), args...)
-	info := oncrpc.ConnInfo{Transport: oncrpc.TCP, Local: netip.MustParseAddrPort("127.0.0.1:4045"), Remote: remote}
+	ex := &oncrpc.BufferExchange{From: oncrpc.Peer{Transport: oncrpc.TCP, Local: netip.MustParseAddrPort("127.0.0.1:4045"), Remote: remote}, Msg: msg}
 	var call oncrpc.Call
-	reply := oncrpc.NewReply(nil, nil)
-	if !d.Dispatch(context.Background(), msg, &info, &call, &reply) {
+	reply := oncrpc.NewReply(nil)
+	if !d.Dispatch(context.Background(), ex, &call, &reply) {
 		t.Fatal("no reply")
 	}
 	return reply.AppendFlat(nil)

@@ -150,10 +150,10 @@ func dispatch(t testing.TB, s *Server, remote string, proc uint32, args []byte) 
 	d := oncrpc.NewDispatcher(zap.NewNop(), nil, s.Program())
 	h := oncrpc.CallHeader{XID: 1, Prog: Prog, Vers: Vers1, Proc: proc, Cred: oncrpc.NewAuthSys("c", 0, 0)}
 	msg := append(oncrpc.AppendCallHeader(nil, &h), args...)
-	info := oncrpc.ConnInfo{Transport: oncrpc.UDP, Local: netip.MustParseAddrPort("127.0.0.1:4046"), Remote: netip.MustParseAddrPort(remote)}
+	ex := &oncrpc.BufferExchange{From: oncrpc.Peer{Transport: oncrpc.UDP, Local: netip.MustParseAddrPort("127.0.0.1:4046"), Remote: netip.MustParseAddrPort(remote)}, Msg: msg}
 	var call oncrpc.Call
-	reply := oncrpc.NewReply(nil, nil)
-	if !d.Dispatch(context.Background(), msg, &info, &call, &reply) {
+	reply := oncrpc.NewReply(nil)
+	if !d.Dispatch(context.Background(), ex, &call, &reply) {
 		t.Fatal("no reply")
 	}
 	return reply.AppendFlat(nil)

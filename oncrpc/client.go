@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gonfsrdma/gonfsrdma/xdr"
 )
 
 // ClientCall is an outgoing call in head / payload / tail form, so that a
@@ -185,10 +187,10 @@ func (c *Client) readDatagrams() error {
 
 // deliver hands msg to the call its XID names, if it still waits.
 func (c *Client) deliver(msg []byte) {
-	if len(msg) < 4 {
+	xid, ok := PeekXID(msg)
+	if !ok {
 		return
 	}
-	xid := binary.BigEndian.Uint32(msg)
 	c.mu.Lock()
 	p := c.pending[xid]
 	delete(c.pending, xid)
@@ -354,8 +356,6 @@ func (o *outMsg) flat() []byte {
 	return b
 }
 
-var zeroPad [4]byte
-
 // Call implements Caller.
 func (c *Client) Call(ctx context.Context, cc *ClientCall) ([]byte, error) {
 	cred := c.cred
@@ -367,7 +367,7 @@ func (c *Client) Call(ctx context.Context, cc *ClientCall) ([]byte, error) {
 	head := AppendCallHeader(make([]byte, 0, 64+len(cred.Body)+len(cc.Args)), &h)
 	o := outMsg{append(head, cc.Args...), nil, nil, cc.Tail}
 	if cc.Payload != nil {
-		o[1], o[2] = cc.Payload, zeroPad[:(4-len(cc.Payload)&3)&3]
+		o[1], o[2] = cc.Payload, xdr.Padding(len(cc.Payload))
 	}
 	reply, err := c.roundTrip(ctx, xid, &o, cc.ReplyBuf)
 	if err != nil {

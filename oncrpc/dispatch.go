@@ -2,7 +2,6 @@ package oncrpc
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 
 	"go.uber.org/zap"
@@ -38,27 +37,31 @@ func (d *Dispatcher) program(prog uint32) *Program {
 // Quick. It reads only the fixed header words; anything it cannot place
 // is not quick.
 func (d *Dispatcher) Quick(msg []byte) bool {
-	if len(msg) < 24 || binary.BigEndian.Uint32(msg[4:]) != MsgCall {
+	prog, vers, proc, ok := PeekCallProc(msg)
+	if !ok {
 		return false
 	}
-	p := d.program(binary.BigEndian.Uint32(msg[12:]))
+	p := d.program(prog)
 	if p == nil {
 		return false
 	}
-	v := p.version(binary.BigEndian.Uint32(msg[16:]))
-	proc := binary.BigEndian.Uint32(msg[20:])
+	v := p.version(vers)
 	return v != nil && uint64(proc) < uint64(len(v.Procs)) && v.Procs[proc].Quick
 }
 
-// Dispatch decodes the RPC message msg into call, runs the procedure and
-// leaves the complete RPC reply in reply. It returns false when no reply is
-// to be sent: a message that is not a call, a header too short to carry an
-// XID, or a retransmission of a call still in progress.
+// Dispatch decodes the RPC message of the exchange ex into call, runs the
+// procedure and leaves the complete RPC reply in reply, which it binds to
+// ex (payload buffers and splicing come from ex). It returns false when no
+// reply is to be sent: a message that is not a call, a header too short to
+// carry an XID, or a retransmission of a call still in progress.
 //
-// msg must stay valid until the reply has been sent (call.Args points into
-// it).
-func (d *Dispatcher) Dispatch(ctx context.Context, msg []byte, conn *ConnInfo, call *Call, reply *Reply) bool {
+// The message must stay valid until the reply has been sent (call.Args
+// points into it).
+func (d *Dispatcher) Dispatch(ctx context.Context, ex Exchange, call *Call, reply *Reply) bool {
 	reply.Reset()
+	reply.ex = ex
+	msg := ex.Message()
+	conn := ex.Peer()
 	hdr, off, err := DecodeCallHeader(msg)
 	if err != nil {
 		var he *HeaderError
@@ -78,7 +81,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, msg []byte, conn *ConnInfo, c
 		reply.Head = AppendAcceptedHeader(reply.Head, hdr.XID, GarbageArgs)
 		return true
 	}
-	*call = Call{CallHeader: hdr, Args: msg[off:], Conn: conn}
+	*call = Call{CallHeader: hdr, Args: msg[off:], Conn: conn, ex: ex}
 	if hdr.RPCVers != RPCVersion {
 		d.log.Info("RPC version mismatch", zap.Stringer("remote", conn.Remote), zap.Uint32("rpcvers", hdr.RPCVers))
 		reply.Head = AppendRPCMismatch(reply.Head, hdr.XID)

@@ -6,12 +6,20 @@
 // # Layers
 //
 // A transport (TCP and UDP here, RPC-over-RDMA in package rpcrdma) receives
-// a whole RPC message, hands it with a ConnInfo to Dispatcher.Dispatch, and
-// sends the Reply it gets back. Dispatch decodes the header, checks the
-// credential, finds the procedure in the program table, consults the
-// duplicate request cache for non-idempotent procedures and runs the
-// handler. Handlers never see a net.Conn: they see a Call and a Reply, and
-// ask ConnInfo.Caps about the transport.
+// a whole RPC message and hands Dispatcher.Dispatch an Exchange, the one
+// contract between transport and dispatcher: the message, the Peer it came
+// from, the largest reply the call can carry, payload buffers and, where
+// offered, splicing. It sends the Reply it gets back. Dispatch decodes the
+// header, checks the credential, finds the procedure in the program table,
+// consults the duplicate request cache for non-idempotent procedures and
+// runs the handler. Handlers never see a net.Conn or a transport type:
+// they see a Call (Call.Conn is the Peer, Call.MaxReply the limit) and a
+// Reply (AllocPayload, CanSplice, SpliceFile), which reach the exchange.
+//
+// Every server transport shares one Lifecycle: Listen/Unlisten around a
+// serve loop, Add/Remove around a connection, Go for goroutines Shutdown
+// waits for, and Shutdown, which closes listeners, drains connections
+// (ServedConn.Drain) and aborts them when its context ends.
 //
 // # Replies: head, payload, tail
 //

@@ -1,6 +1,7 @@
 package oncrpc
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -164,6 +165,27 @@ func DecodeCallHeader(msg []byte) (CallHeader, int, error) {
 		return h, 0, authHeaderError(h.XID, err, AuthBadVerf)
 	}
 	return h, r.Offset(), nil
+}
+
+// PeekCallProc reads the program, version and procedure of the RPC call
+// at the start of msg from the fixed words of its header (call_body, RFC
+// 5531 section 9: xid, mtype, rpcvers, prog, vers, proc) without decoding
+// the credential. ok is false when msg is too short or not a call.
+func PeekCallProc(msg []byte) (prog, vers, proc uint32, ok bool) {
+	const fixedWords = 6
+	if len(msg) < fixedWords*4 || binary.BigEndian.Uint32(msg[4:]) != MsgCall {
+		return 0, 0, 0, false
+	}
+	return binary.BigEndian.Uint32(msg[12:]), binary.BigEndian.Uint32(msg[16:]), binary.BigEndian.Uint32(msg[20:]), true
+}
+
+// PeekXID returns the XID of the RPC message at the start of msg (RFC 5531
+// section 9), or false when msg is too short to carry one.
+func PeekXID(msg []byte) (uint32, bool) {
+	if len(msg) < 4 {
+		return 0, false
+	}
+	return binary.BigEndian.Uint32(msg), true
 }
 
 // authHeaderError classifies a failure to decode the credential or the

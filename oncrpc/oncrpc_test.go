@@ -370,7 +370,7 @@ func TestDRCBounds(t *testing.T) {
 	d := NewDRC(10, 1<<20, time.Minute)
 	now := time.Unix(1000, 0)
 	d.now = func() time.Time { return now }
-	conn := &ConnInfo{Remote: netip.MustParseAddrPort("127.0.0.1:700")}
+	conn := &Peer{Remote: netip.MustParseAddrPort("127.0.0.1:700")}
 	var r Reply
 	r.Head = []byte("reply")
 	for i := 0; i < 100; i++ {
@@ -463,11 +463,11 @@ func FuzzDispatch(f *testing.F) {
 	rel := make(chan struct{})
 	close(rel)
 	d := NewDispatcher(log, NewDRC(16, 1<<16, time.Minute), testProgram(rel, runs))
-	conn := &ConnInfo{Transport: TCP, Remote: netip.MustParseAddrPort("127.0.0.1:900")}
+	from := Peer{Transport: TCP, Remote: netip.MustParseAddrPort("127.0.0.1:900")}
 	f.Fuzz(func(t *testing.T, msg []byte) {
 		var call Call
 		var reply Reply
-		if d.Dispatch(context.Background(), msg, conn, &call, &reply) {
+		if d.Dispatch(context.Background(), &BufferExchange{From: from, Msg: msg}, &call, &reply) {
 			if _, _, err := DecodeReplyHeader(reply.AppendFlat(nil)); err != nil {
 				t.Fatalf("dispatcher produced an undecodable reply: %v", err)
 			}
@@ -478,13 +478,13 @@ func FuzzDispatch(f *testing.F) {
 func BenchmarkDispatchNull(b *testing.B) {
 	runs := new(atomic.Int32)
 	d := NewDispatcher(zap.NewNop(), nil, testProgram(nil, runs))
-	conn := &ConnInfo{Transport: TCP, Remote: netip.MustParseAddrPort("127.0.0.1:900")}
 	msg := AppendCallHeader(nil, &CallHeader{XID: 1, Prog: 400000, Vers: 2, Proc: 0, Cred: NewAuthSys("bench", 1, 1, 1, 2, 3)})
+	ex := &BufferExchange{From: Peer{Transport: TCP, Remote: netip.MustParseAddrPort("127.0.0.1:900")}, Msg: msg}
 	var call Call
-	reply := NewReply(make([]byte, 0, 512), nil)
+	reply := NewReply(make([]byte, 0, 512))
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		d.Dispatch(context.Background(), msg, conn, &call, &reply)
+		d.Dispatch(context.Background(), ex, &call, &reply)
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/gonfsrdma/gonfsrdma/internal/drain"
 	"github.com/gonfsrdma/gonfsrdma/internal/ratelog"
 )
 
@@ -71,20 +70,12 @@ type Server struct {
 	log  *zap.Logger
 	cfg  ServerConfig
 
-	ctx    context.Context // parent of every connection's context
-	cancel context.CancelFunc
-	closed chan struct{} // closed when Shutdown begins
+	// life tracks the TCP listeners, UDP sockets and TCP connections.
+	life *Lifecycle[*tcpConn]
 
 	acceptLog *ratelog.Limiter // accept failures
 	idleLog   *ratelog.Limiter // idle and stalled connections closed
 	sweepOnce sync.Once
-
-	mu        sync.Mutex
-	closing   bool
-	listeners map[net.Listener]struct{}
-	packets   map[net.PacketConn]struct{}
-	conns     map[*tcpConn]struct{}
-	wg        sync.WaitGroup // serve loops and connections
 
 	pipesOnce sync.Once
 	pipes     *pipePool // free pipes for spliced READ payloads
@@ -95,14 +86,9 @@ var ErrServerClosed = errors.New("oncrpc: server closed")
 
 // NewServer returns a server for disp.
 func NewServer(log *zap.Logger, disp *Dispatcher, cfg ServerConfig) *Server {
-	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
-		disp: disp, log: log, cfg: cfg.withDefaults(),
-		ctx: ctx, cancel: cancel, closed: make(chan struct{}),
+		disp: disp, log: log, cfg: cfg.withDefaults(), life: NewLifecycle[*tcpConn](),
 		acceptLog: ratelog.New(time.Second), idleLog: ratelog.New(time.Second),
-		listeners: make(map[net.Listener]struct{}),
-		packets:   make(map[net.PacketConn]struct{}),
-		conns:     make(map[*tcpConn]struct{}),
 	}
 }
 
@@ -115,24 +101,16 @@ func (s *Server) Dispatcher() *Dispatcher { return s.disp }
 // memory) are logged and waited out with a back-off from 5 ms doubling to
 // 1 s; only a failure of the listener itself ends ServeTCP.
 func (s *Server) ServeTCP(l net.Listener) error {
-	s.mu.Lock()
-	if s.closing {
-		s.mu.Unlock()
-		l.Close()
+	if !s.life.Listen(l) {
 		return ErrServerClosed
 	}
-	s.listeners[l] = struct{}{}
-	s.wg.Add(1)
-	s.mu.Unlock()
-	defer s.wg.Done()
+	defer s.life.Unlisten(l)
 	s.startSweeper()
 	var backoff time.Duration
 	for {
 		c, err := l.Accept()
 		if err != nil {
-			s.mu.Lock()
-			closing := s.closing
-			s.mu.Unlock()
+			closing := s.life.Closing()
 			if !closing && temporaryAcceptError(err) {
 				backoff = nextAcceptBackoff(backoff)
 				s.acceptLog.Warn(s.log, "accept failed; retrying", zap.Stringer("listener", l.Addr()),
@@ -140,14 +118,11 @@ func (s *Server) ServeTCP(l net.Listener) error {
 				t := time.NewTimer(backoff)
 				select {
 				case <-t.C:
-				case <-s.closed:
+				case <-s.life.Closed():
 					t.Stop()
 				}
 				continue
 			}
-			s.mu.Lock()
-			delete(s.listeners, l)
-			s.mu.Unlock()
 			if closing {
 				return ErrServerClosed
 			}
@@ -164,53 +139,35 @@ func (s *Server) ServeTCP(l net.Listener) error {
 }
 
 func (s *Server) startConn(c net.Conn, remote netip.Addr) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closing {
+	tc := newTCPConn(s, c)
+	if !s.life.Add(tc) {
 		c.Close()
 		s.cfg.Limits.Leave(remote)
 		return
 	}
-	tc := newTCPConn(s, c)
-	s.conns[tc] = struct{}{}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	if !s.life.Go(func() {
 		tc.serve()
-		s.mu.Lock()
-		delete(s.conns, tc)
-		s.mu.Unlock()
+		s.life.Remove(tc)
 		s.cfg.Limits.Leave(remote)
-	}()
+	}) {
+		s.life.Remove(tc)
+		c.Close()
+		s.cfg.Limits.Leave(remote)
+	}
 }
+
+// Drain implements ServedConn: the reader stops, calls in flight finish
+// and are answered, then the connection closes.
+func (tc *tcpConn) Drain() { tc.stopReading() }
+
+// Abort implements ServedConn.
+func (tc *tcpConn) Abort() { tc.c.Close() }
 
 // Shutdown stops accepting, lets every call in progress finish and its
 // reply go out, then closes the connections. If ctx ends first, it closes
 // everything at once and cancels the calls' contexts.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.mu.Lock()
-	if !s.closing {
-		close(s.closed)
-	}
-	s.closing = true
-	for l := range s.listeners {
-		l.Close()
-	}
-	for p := range s.packets {
-		p.Close()
-	}
-	for c := range s.conns {
-		c.stopReading()
-	}
-	s.mu.Unlock()
-
-	err := drain.Wait(ctx, &s.wg, s.cancel, func() {
-		s.mu.Lock()
-		for c := range s.conns {
-			c.c.Close()
-		}
-		s.mu.Unlock()
-	})
+	err := s.life.Shutdown(ctx)
 	if s.cfg.SpliceReads {
 		if p := s.splicePipes(); p != nil {
 			p.closeAll()

@@ -110,12 +110,12 @@ func (pp *pipePool) closeAll() {
 	}
 }
 
-// CanSplice implements FileSplicer.
+// CanSplice implements Exchange.
 func (s *tcpSlot) CanSplice() bool {
 	return s.pipes != nil && !s.pipes.disabled.Load()
 }
 
-// SpliceFile implements FileSplicer: it moves up to n bytes of fd at off
+// SpliceFile implements Exchange: it moves up to n bytes of fd at off
 // into the slot's pipe.
 func (s *tcpSlot) SpliceFile(fd int, off int64, n int) (int, error) {
 	if s.pipes == nil {

@@ -161,7 +161,7 @@ func TestSpliceMixedReplies(t *testing.T) {
 				switch rng.IntN(4) {
 				case 0:
 					args := []byte(fmt.Sprintf("echo %d %d", w, i))
-					args = append(args, padding(len(args))...)
+					args = xdr.AppendPad(args, len(args))
 					var res []byte
 					res, err = c.Call(ctx, &ClientCall{Prog: 400001, Vers: 1, Proc: 2, Args: args})
 					if err == nil && !bytes.Equal(res, args) {

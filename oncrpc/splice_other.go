@@ -21,6 +21,12 @@ func (pp *pipePool) closeAll() {}
 
 func (s *tcpSlot) releasePipe() {}
 
+// CanSplice implements Exchange: no splicing here.
+func (s *tcpSlot) CanSplice() bool { return false }
+
+// SpliceFile implements Exchange: no splicing here.
+func (s *tcpSlot) SpliceFile(int, int64, int) (int, error) { return 0, ErrNoSplice }
+
 func rawSocket(net.Conn) syscall.RawConn { return nil }
 
 func (tc *tcpConn) sendSpliced([][]byte, *tcpSlot, bool) error { return ErrNoSplice }

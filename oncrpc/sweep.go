@@ -27,18 +27,7 @@ func (s *Server) sweepInterval() time.Duration {
 
 // startSweeper starts the sweeper once.
 func (s *Server) startSweeper() {
-	s.sweepOnce.Do(func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.closing {
-			return
-		}
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			s.sweep()
-		}()
-	})
+	s.sweepOnce.Do(func() { s.life.Go(s.sweep) })
 }
 
 func (s *Server) sweep() {
@@ -48,16 +37,11 @@ func (s *Server) sweep() {
 	for {
 		var now time.Time
 		select {
-		case <-s.closed:
+		case <-s.life.Closed():
 			return
 		case now = <-tick.C:
 		}
-		conns = conns[:0]
-		s.mu.Lock()
-		for c := range s.conns {
-			conns = append(conns, c)
-		}
-		s.mu.Unlock()
+		conns = s.life.Conns(conns[:0])
 		trim := s.cfg.Limits.bufUsed.Load() > s.cfg.Limits.cfg.BufferBudget/2
 		for _, c := range conns {
 			c.sweep(now, trim)

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/gonfsrdma/gonfsrdma/xdr"
 )
 
 // tcpConn serves one TCP connection: one reader, a lazily grown pool of
@@ -31,7 +33,7 @@ import (
 type tcpConn struct {
 	srv  *Server
 	c    net.Conn
-	info ConnInfo
+	peer Peer
 	log  *zap.Logger
 	ctx  context.Context
 
@@ -94,7 +96,22 @@ type tcpSlot struct {
 	pipe  *spliceBuffer
 }
 
-// AllocPayload implements PayloadAllocator with the slot's reusable buffer.
+// The tcpSlot is the call's Exchange: the record it read, the connection's
+// peer, no limit on the reply below the record size, payloads in the
+// slot's reusable buffer, splicing where the server allows it
+// (splice_linux.go).
+
+// Peer implements Exchange.
+func (s *tcpSlot) Peer() *Peer { return &s.conn.peer }
+
+// Message implements Exchange: the record read for this call.
+func (s *tcpSlot) Message() []byte { return s.record }
+
+// MaxReply implements Exchange: TCP replies are bounded by nothing below
+// the record size.
+func (s *tcpSlot) MaxReply() int { return 0 }
+
+// AllocPayload implements Exchange with the slot's reusable buffer.
 func (s *tcpSlot) AllocPayload(n int) []byte {
 	if cap(s.payload) < n {
 		s.conn.waitToGrow(s, int64(n-cap(s.payload)))
@@ -117,15 +134,10 @@ func addrPort(a net.Addr) netip.AddrPort {
 }
 
 func newTCPConn(s *Server, c net.Conn) *tcpConn {
-	ctx, cancel := context.WithCancel(s.ctx)
+	ctx, cancel := context.WithCancel(s.life.Context())
 	tc := &tcpConn{
 		srv: s, c: c, ctx: ctx, cancel: cancel,
-		info: ConnInfo{
-			Transport: TCP,
-			Local:     addrPort(c.LocalAddr()),
-			Remote:    addrPort(c.RemoteAddr()),
-			Caps:      Capabilities{MaxReply: 0},
-		},
+		peer:     Peer{Transport: TCP, Local: addrPort(c.LocalAddr()), Remote: addrPort(c.RemoteAddr())},
 		free:     newSlotStack(s.cfg.MaxInFlight),
 		work:     make(chan *tcpSlot),
 		out:      make(chan *tcpSlot, s.cfg.MaxInFlight),
@@ -136,7 +148,7 @@ func newTCPConn(s *Server, c net.Conn) *tcpConn {
 		wakeCh:   make(chan struct{}),
 		lastSeen: time.Now(),
 	}
-	tc.log = s.log.With(zap.String("transport", "tcp"), zap.Stringer("remote", tc.info.Remote))
+	tc.log = s.log.With(zap.String("transport", "tcp"), zap.Stringer("remote", tc.peer.Remote))
 	var pipes *pipePool
 	if s.cfg.SpliceReads {
 		if tc.raw = rawSocket(c); tc.raw != nil {
@@ -145,7 +157,7 @@ func newTCPConn(s *Server, c net.Conn) *tcpConn {
 	}
 	for i := 0; i < s.cfg.MaxInFlight; i++ {
 		slot := &tcpSlot{conn: tc, pipes: pipes}
-		slot.reply = NewReply(nil, slot)
+		slot.reply = NewReply(nil)
 		tc.free.put(slot)
 	}
 	return tc
@@ -240,7 +252,7 @@ func (tc *tcpConn) readLoop() error {
 
 func (tc *tcpConn) worker() {
 	for slot := range tc.work {
-		slot.send = tc.srv.disp.Dispatch(tc.ctx, slot.record, &tc.info, &slot.call, &slot.reply)
+		slot.send = tc.srv.disp.Dispatch(tc.ctx, slot, &slot.call, &slot.reply)
 		tc.charge(slot)
 		tc.out <- slot
 	}
@@ -302,7 +314,7 @@ func (tc *tcpConn) writeReplies(batch []*tcpSlot) error {
 		AppendRecordMark(slot.mark[:0], r.Len())
 		iov = append(iov, slot.mark[:], r.Head)
 		if r.spliced > 0 {
-			pad := padding(r.spliced)
+			pad := xdr.Padding(r.spliced)
 			more := len(pad) > 0 || len(r.Tail) > 0 || anyToSend(batch[i+1:])
 			err := tc.sendSpliced(iov, slot, more)
 			clear(iov)
@@ -315,7 +327,7 @@ func (tc *tcpConn) writeReplies(batch []*tcpSlot) error {
 			}
 		} else if len(r.Payload) > 0 {
 			iov = append(iov, r.Payload)
-			if pad := padding(len(r.Payload)); len(pad) > 0 {
+			if pad := xdr.Padding(len(r.Payload)); len(pad) > 0 {
 				iov = append(iov, pad)
 			}
 		}
@@ -375,7 +387,3 @@ func (s *slotStack) put(slot *tcpSlot) {
 	s.mu.Unlock()
 	s.avail <- struct{}{}
 }
-
-var padBytes [3]byte
-
-func padding(n int) []byte { return padBytes[:(4-n&3)&3] }

@@ -3,7 +3,6 @@ package oncrpc
 import (
 	"errors"
 	"net"
-	"net/netip"
 	"sync"
 
 	"go.uber.org/zap"
@@ -22,43 +21,47 @@ const udpWorkers = 4
 // Buffer ownership: each worker owns one receive buffer and one reply
 // buffer, reused for every datagram it handles.
 func (s *Server) ServeUDP(pc net.PacketConn) error {
-	s.mu.Lock()
-	if s.closing {
-		s.mu.Unlock()
-		pc.Close()
+	if !s.life.Listen(pc) {
 		return ErrServerClosed
 	}
-	s.packets[pc] = struct{}{}
-	s.wg.Add(1)
-	s.mu.Unlock()
-	defer s.wg.Done()
+	defer s.life.Unlisten(pc)
 
 	log := s.log.With(zap.String("transport", "udp"), zap.Stringer("local", pc.LocalAddr()))
-	local := addrPort(pc.LocalAddr())
+	peer := Peer{Transport: UDP, Local: addrPort(pc.LocalAddr())}
 	var wg sync.WaitGroup
 	errs := make(chan error, udpWorkers)
 	for i := 0; i < udpWorkers; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs <- s.udpWorker(pc, local, log)
+			errs <- s.udpWorker(pc, peer, log)
 		}()
 	}
 	wg.Wait()
-	s.mu.Lock()
-	closing := s.closing
-	delete(s.packets, pc)
-	s.mu.Unlock()
-	if closing {
+	if s.life.Closing() {
 		return ErrServerClosed
 	}
 	return <-errs
 }
 
-func (s *Server) udpWorker(pc net.PacketConn, local netip.AddrPort, log *zap.Logger) error {
+// udpExchange is a UDP worker's Exchange for the datagram it handles.
+type udpExchange struct {
+	peer Peer
+	msg  []byte
+}
+
+func (u *udpExchange) Peer() *Peer                             { return &u.peer }
+func (u *udpExchange) Message() []byte                         { return u.msg }
+func (u *udpExchange) MaxReply() int                           { return maxDatagram }
+func (u *udpExchange) AllocPayload(n int) []byte               { return make([]byte, n) }
+func (u *udpExchange) CanSplice() bool                         { return false }
+func (u *udpExchange) SpliceFile(int, int64, int) (int, error) { return 0, ErrNoSplice }
+
+func (s *Server) udpWorker(pc net.PacketConn, peer Peer, log *zap.Logger) error {
 	buf := make([]byte, maxDatagram)
 	var call Call
-	reply := NewReply(make([]byte, 0, 4096), nil)
+	reply := NewReply(make([]byte, 0, 4096))
+	ex := udpExchange{peer: peer}
 	var flat []byte
 	for {
 		n, from, err := pc.ReadFrom(buf)
@@ -74,8 +77,8 @@ func (s *Server) udpWorker(pc net.PacketConn, local netip.AddrPort, log *zap.Log
 			pc.Close()
 			return err
 		}
-		info := ConnInfo{Transport: UDP, Local: local, Remote: addrPort(from), Caps: Capabilities{MaxReply: maxDatagram}}
-		if !s.disp.Dispatch(s.ctx, buf[:n], &info, &call, &reply) {
+		ex.peer.Remote, ex.msg = addrPort(from), buf[:n]
+		if !s.disp.Dispatch(s.life.Context(), &ex, &call, &reply) {
 			continue
 		}
 		if reply.Len() > maxDatagram {

@@ -52,7 +52,10 @@ type echoServer struct {
 	blocked atomic.Int32
 	// maxBlocked is the most BLOCK calls ever running at once.
 	maxBlocked atomic.Int32
-	lastCaps   atomic.Pointer[oncrpc.Capabilities]
+	// lastMaxReply and lastRDMA are what the last ECHO saw of its
+	// exchange: MaxReply and whether the peer was RDMA.
+	lastMaxReply atomic.Int64
+	lastRDMA     atomic.Bool
 }
 
 func (e *echoServer) program() *oncrpc.Program {
@@ -87,10 +90,8 @@ func (e *echoServer) program() *oncrpc.Program {
 		if rd.Err() != nil {
 			return oncrpc.ErrGarbageArgs
 		}
-		if old := e.lastCaps.Load(); old == nil || *old != c.Conn.Caps {
-			caps := c.Conn.Caps
-			e.lastCaps.Store(&caps)
-		}
+		e.lastMaxReply.Store(int64(c.MaxReply()))
+		e.lastRDMA.Store(c.Conn.Transport == oncrpc.RDMA && c.Conn.Secure())
 		r.Head = xdr.AppendOpaque(r.Head, b)
 		return nil
 	}}

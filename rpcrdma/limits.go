@@ -64,17 +64,12 @@ type serverLimits struct {
 	idleLog    *ratelog.Limiter
 
 	sweepOnce sync.Once
-	stopOnce  sync.Once
-	closed    chan struct{} // closed when Shutdown begins
 }
 
 func newServerLimits(cfg Config) serverLimits {
 	return serverLimits{pinned: pinnedBudget{limit: cfg.MaxPinned}, refusedLog: ratelog.New(time.Second),
-		idleLog: ratelog.New(time.Second), closed: make(chan struct{})}
+		idleLog: ratelog.New(time.Second)}
 }
-
-// stop ends the sweeper.
-func (l *serverLimits) stop() { l.stopOnce.Do(func() { close(l.closed) }) }
 
 // startSweeper starts, once, the goroutine that disconnects idle
 // connections: it looks at every connection an eighth of the timeout
@@ -84,16 +79,7 @@ func (s *Server) startSweeper() {
 		return
 	}
 	s.lim.sweepOnce.Do(func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.closing {
-			return
-		}
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			s.sweep(min(max(s.cfg.IdleTimeout/8, 10*time.Millisecond), 30*time.Second))
-		}()
+		s.life.Go(func() { s.sweep(min(max(s.cfg.IdleTimeout/8, 10*time.Millisecond), 30*time.Second)) })
 	})
 }
 
@@ -104,16 +90,11 @@ func (s *Server) sweep(every time.Duration) {
 	for {
 		var now time.Time
 		select {
-		case <-s.lim.closed:
+		case <-s.life.Closed():
 			return
 		case now = <-tick.C:
 		}
-		conns = conns[:0]
-		s.mu.Lock()
-		for c := range s.conns {
-			conns = append(conns, c)
-		}
-		s.mu.Unlock()
+		conns = s.life.Conns(conns[:0])
 		for _, c := range conns {
 			if c.active.Swap(false) || c.lastSeen.IsZero() {
 				c.lastSeen = now

@@ -205,8 +205,7 @@ func TestRDMAPinnedGrowthCounted(t *testing.T) {
 	if n < reserve || n > most {
 		t.Errorf("pinned %d outside [%d, %d]", n, reserve, most)
 	}
-	e.srv.mu.Lock()
-	for conn := range e.srv.conns {
+	for _, conn := range e.srv.life.Conns(nil) {
 		conn.big.mu.Lock()
 		registered := len(conn.big.all)
 		conn.big.mu.Unlock()
@@ -214,7 +213,6 @@ func TestRDMAPinnedGrowthCounted(t *testing.T) {
 			t.Errorf("pinned %d, want %d for %d registered buffers", n, want, registered)
 		}
 	}
-	e.srv.mu.Unlock()
 	c.Close()
 	waitFor(t, "pinned back to zero", func() bool { return e.srv.Pinned() == 0 }, func() string { return fmt.Sprint(e.srv.Pinned()) })
 }

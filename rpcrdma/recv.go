@@ -38,7 +38,7 @@ type slot struct {
 	hdr   Header
 	cc    CallChunks
 	rd    xdr.Reader
-	info  oncrpc.ConnInfo
+	msg   []byte // the RPC call: inline, or assembled around Read chunks
 	call  oncrpc.Call
 	reply oncrpc.Reply
 
@@ -64,11 +64,31 @@ func newSlot(c *conn, i, maxWR int) *slot {
 		used:     make([]uint32, 0, maxWR),
 	}
 	s.recvSGE[0] = c.recvMR.SGE(i*c.recvSize, c.recvSize)
-	s.reply = oncrpc.NewReply(make([]byte, 0, 512), s)
+	s.reply = oncrpc.NewReply(make([]byte, 0, 512))
 	return s
 }
 
-// AllocPayload implements oncrpc.PayloadAllocator with registered memory,
+// The slot is the call's oncrpc.Exchange.
+
+// Peer implements oncrpc.Exchange.
+func (s *slot) Peer() *oncrpc.Peer { return &s.c.peer }
+
+// Message implements oncrpc.Exchange: the RPC call, inline in the Receive
+// buffer or assembled around its Read chunks in a pool buffer.
+func (s *slot) Message() []byte { return s.msg }
+
+// MaxReply implements oncrpc.Exchange: what the reply can carry inline,
+// plus the first Write chunk, or the Reply chunk.
+func (s *slot) MaxReply() int { return s.c.maxReply(&s.hdr) }
+
+// CanSplice implements oncrpc.Exchange: RDMA places payloads from
+// registered memory, never from a pipe.
+func (s *slot) CanSplice() bool { return false }
+
+// SpliceFile implements oncrpc.Exchange: oncrpc.ErrNoSplice.
+func (s *slot) SpliceFile(int, int64, int) (int, error) { return 0, oncrpc.ErrNoSplice }
+
+// AllocPayload implements oncrpc.Exchange with registered memory,
 // so a READ handler fills the buffer the RDMA Write is posted from.
 func (s *slot) AllocPayload(n int) []byte {
 	if n <= s.c.srv.bigSize && n > 0 {
@@ -101,6 +121,7 @@ func (s *slot) releaseBuffers() {
 	}
 	s.nbig = 0
 	s.call = oncrpc.Call{}
+	s.msg = nil
 	s.reply.Payload = nil
 }
 
@@ -145,11 +166,8 @@ func (c *conn) serveCall(s *slot) {
 			return
 		}
 	}
-	s.info = oncrpc.ConnInfo{
-		Transport: oncrpc.RDMA, Local: c.local, Remote: c.remote,
-		Caps: oncrpc.Capabilities{DirectPlacement: true, MaxReply: c.maxReply(&s.hdr)},
-	}
-	if !c.srv.disp.Dispatch(c.ctx, msg, &s.info, &s.call, &s.reply) {
+	s.msg = msg
+	if !c.srv.disp.Dispatch(c.ctx, s, &s.call, &s.reply) {
 		c.release(s)
 		return
 	}

@@ -29,9 +29,8 @@ func TestEchoInline(t *testing.T) {
 			t.Fatalf("echo %d: wrong result", n)
 		}
 	}
-	caps := e.echo.lastCaps.Load()
-	if !caps.DirectPlacement || caps.MaxReply <= 0 || caps.MaxReply > 4096 {
-		t.Fatalf("caps %+v", caps)
+	if mr := e.echo.lastMaxReply.Load(); !e.echo.lastRDMA.Load() || mr <= 0 || mr > 4096 {
+		t.Fatalf("exchange: RDMA %v, MaxReply %d", e.echo.lastRDMA.Load(), mr)
 	}
 	// Unknown procedure: an RPC-level error comes back through the transport.
 	_, err := c.Call(ctx, &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: 99})

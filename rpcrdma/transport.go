@@ -25,7 +25,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/gonfsrdma/gonfsrdma/internal/drain"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
 )
@@ -130,14 +129,9 @@ type Server struct {
 	cfg      Config
 	bigSize  int
 
-	ctx    context.Context
-	cancel context.CancelFunc
-
-	mu        sync.Mutex
-	closing   bool
-	listeners map[verbs.Listener]struct{}
-	conns     map[*conn]struct{}
-	wg        sync.WaitGroup
+	// life tracks the listeners and connections (shared with oncrpc's
+	// TCP and UDP servers).
+	life *oncrpc.Lifecycle[*conn]
 
 	lim serverLimits
 
@@ -151,7 +145,6 @@ var ErrServerClosed = errors.New("rpcrdma: server closed")
 // NewServer returns a server transport that dispatches calls to disp and
 // makes connections through provider.
 func NewServer(log *zap.Logger, disp *oncrpc.Dispatcher, provider verbs.Provider, cfg Config) *Server {
-	ctx, cancel := context.WithCancel(context.Background())
 	cfg = cfg.withDefaults()
 	big := cfg.MaxRecord
 	if cfg.MaxPayload > big {
@@ -160,9 +153,7 @@ func NewServer(log *zap.Logger, disp *oncrpc.Dispatcher, provider verbs.Provider
 	return &Server{
 		log: log.With(zap.String("transport", "rdma")), disp: disp, provider: provider, cfg: cfg, lim: newServerLimits(cfg),
 		bigSize: (big + 4095) &^ 4095,
-		ctx:     ctx, cancel: cancel,
-		listeners: make(map[verbs.Listener]struct{}),
-		conns:     make(map[*conn]struct{}),
+		life:    oncrpc.NewLifecycle[*conn](),
 	}
 }
 
@@ -180,10 +171,7 @@ type Stats struct {
 
 // Stats returns the current counters.
 func (s *Server) Stats() Stats {
-	s.mu.Lock()
-	n := len(s.conns)
-	s.mu.Unlock()
-	return Stats{Conns: n, CopiedBytes: s.copied.Load(), InlineCalls: s.inline.Load()}
+	return Stats{Conns: s.life.Len(), CopiedBytes: s.copied.Load(), InlineCalls: s.inline.Load()}
 }
 
 // ListenAndServe listens on addr ("host:port", usually port 20049) and
@@ -199,47 +187,24 @@ func (s *Server) ListenAndServe(addr string) error {
 // Serve accepts connection requests from l until Shutdown or an error of
 // the listener. l is closed when Serve returns.
 func (s *Server) Serve(l verbs.Listener) error {
-	s.mu.Lock()
-	if s.closing {
-		s.mu.Unlock()
-		l.Close()
+	if !s.life.Listen(l) {
 		return ErrServerClosed
 	}
-	s.listeners[l] = struct{}{}
-	s.wg.Add(1)
-	s.mu.Unlock()
-	defer s.wg.Done()
-	defer func() {
-		s.mu.Lock()
-		delete(s.listeners, l)
-		s.mu.Unlock()
-		l.Close()
-	}()
+	defer s.life.Unlisten(l)
+	defer l.Close()
 	s.log.Info("listening", zap.String("addr", l.Addr()))
 	s.startSweeper()
 	for {
-		req, err := l.GetRequest(s.ctx)
+		req, err := l.GetRequest(s.life.Context())
 		if err != nil {
-			s.mu.Lock()
-			closing := s.closing
-			s.mu.Unlock()
-			if closing {
+			if s.life.Closing() {
 				return ErrServerClosed
 			}
 			return err
 		}
-		s.mu.Lock()
-		if s.closing {
-			s.mu.Unlock()
+		if !s.life.Go(func() { s.accept(req) }) {
 			req.Reject(nil)
-			continue
 		}
-		s.wg.Add(1)
-		s.mu.Unlock()
-		go func() {
-			defer s.wg.Done()
-			s.accept(req)
-		}()
 	}
 }
 
@@ -248,24 +213,15 @@ func (s *Server) Serve(l verbs.Listener) error {
 // once and cancels the calls' contexts. It returns when every connection
 // has been torn down and its memory deregistered.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.mu.Lock()
-	s.closing = true
-	s.lim.stop()
-	for l := range s.listeners {
-		l.Close()
-	}
-	for c := range s.conns {
-		c.drain()
-	}
-	s.mu.Unlock()
-	return drain.Wait(ctx, &s.wg, s.cancel, func() {
-		s.mu.Lock()
-		for c := range s.conns {
-			c.vc.Disconnect()
-		}
-		s.mu.Unlock()
-	})
+	return s.life.Shutdown(ctx)
 }
+
+// Drain implements oncrpc.ServedConn: finish the calls in progress, then
+// disconnect.
+func (c *conn) Drain() { c.drain() }
+
+// Abort implements oncrpc.ServedConn.
+func (c *conn) Abort() { c.vc.Disconnect() }
 
 // conn is one accepted connection.
 type conn struct {
@@ -274,8 +230,7 @@ type conn struct {
 	log    *zap.Logger
 	ctx    context.Context
 	cancel context.CancelFunc
-	local  netip.AddrPort
-	remote netip.AddrPort
+	peer   oncrpc.Peer
 
 	sendMax   int // bytes per Send: min(InlineSend, client's receive size)
 	recvSize  int
@@ -325,8 +280,9 @@ func (s *Server) accept(req verbs.ConnRequest) {
 		credits:   uint32(cfg.Credits),
 		deadCh:    make(chan struct{}),
 	}
-	c.remote, _ = netip.ParseAddrPort(req.RemoteAddr())
-	c.local, _ = netip.ParseAddrPort(req.LocalAddr())
+	c.peer.Transport = oncrpc.RDMA
+	c.peer.Remote, _ = netip.ParseAddrPort(req.RemoteAddr())
+	c.peer.Local, _ = netip.ParseAddrPort(req.LocalAddr())
 	nslots := 2 * cfg.Credits
 	maxWR := cfg.Limits.MaxReadSegments
 	if k := cfg.Limits.MaxChunkSegments; k > maxWR {
@@ -385,19 +341,14 @@ func (s *Server) accept(req verbs.ConnRequest) {
 		ird = 16
 	}
 	priv := PrivateData{RemoteInvalidate: cfg.SendWithInvalidate, SendSize: c.sendMax, RecvSize: c.recvSize}.Append(nil)
-	s.mu.Lock()
-	if s.closing {
-		s.mu.Unlock()
+	c.ctx, c.cancel = context.WithCancel(s.life.Context())
+	if !s.life.Add(c) {
+		c.cancel()
 		fail("accept", ErrServerClosed)
 		return
 	}
-	c.ctx, c.cancel = context.WithCancel(s.ctx)
-	s.conns[c] = struct{}{}
-	s.mu.Unlock()
 	if err := req.Accept(priv, ird, 0); err != nil {
-		s.mu.Lock()
-		delete(s.conns, c)
-		s.mu.Unlock()
+		s.life.Remove(c)
 		c.cancel()
 		log.Info("accept failed", zap.Error(err))
 		vc.Close()
@@ -409,9 +360,7 @@ func (s *Server) accept(req verbs.ConnRequest) {
 			zap.Bool("private_data", hasPD), zap.Bool("remote_invalidate", c.remoteInv))
 	}
 	c.run()
-	s.mu.Lock()
-	delete(s.conns, c)
-	s.mu.Unlock()
+	s.life.Remove(c)
 }
 
 // Work request IDs: the high word says what completed, the low word is

@@ -28,6 +28,10 @@ func AppendBool(b []byte, v bool) []byte {
 	return AppendUint32(b, 0)
 }
 
+// Padding returns the zero bytes that follow n bytes of opaque data, for
+// gather writes. The slice is shared: callers must not write to it.
+func Padding(n int) []byte { return zeros[:Pad(n)] }
+
 // AppendPad appends the zero padding that follows n bytes of opaque data.
 func AppendPad(b []byte, n int) []byte { return append(b, zeros[:Pad(n)]...) }
 

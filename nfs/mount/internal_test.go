@@ -21,8 +21,9 @@ func (okBackend) Mount(context.Context, *oncrpc.Call, string) ([]byte, []uint32,
 
 func mntFrom(t *testing.T, s *Server, remote netip.AddrPort, p string) {
 	t.Helper()
-	call := &oncrpc.Call{Args: AppendDirpath(nil, p), Conn: &oncrpc.ConnInfo{Transport: oncrpc.TCP, Remote: remote}}
-	reply := oncrpc.NewReply(nil, nil)
+	call := &oncrpc.Call{Args: AppendDirpath(nil, p)}
+	call.Bind(&oncrpc.BufferExchange{From: oncrpc.Peer{Transport: oncrpc.TCP, Remote: remote}})
+	reply := oncrpc.NewReply(nil)
 	if err := s.mnt(context.Background(), call, &reply); err != nil {
 		t.Fatal(err)
 	}
@@ -58,8 +59,9 @@ func TestDumpFitsReplyLimit(t *testing.T) {
 	for i := range 100 {
 		mntFrom(t, s, c, fmt.Sprintf("/export/%0100d", i))
 	}
-	call := &oncrpc.Call{Conn: &oncrpc.ConnInfo{Transport: oncrpc.UDP, Remote: c, Caps: oncrpc.Capabilities{MaxReply: 2048}}}
-	reply := oncrpc.NewReply(nil, nil)
+	call := &oncrpc.Call{}
+	call.Bind(&oncrpc.BufferExchange{From: oncrpc.Peer{Transport: oncrpc.UDP, Remote: c}, Max: 2048})
+	reply := oncrpc.NewReply(nil)
 	if err := s.dump(context.Background(), call, &reply); err != nil {
 		t.Fatal(err)
 	}

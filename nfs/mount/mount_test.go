@@ -78,10 +78,10 @@ func dispatch(t testing.TB, prog *oncrpc.Program, remote netip.AddrPort, xid, ve
 	d := oncrpc.NewDispatcher(zap.NewNop(), nil, prog)
 	h := oncrpc.CallHeader{XID: xid, Prog: mount.Prog, Vers: vers, Proc: proc, Cred: oncrpc.NewAuthSys("c", 0, 0)}
 	msg := append(oncrpc.AppendCallHeader(nil, &h), args...)
-	info := oncrpc.ConnInfo{Transport: oncrpc.TCP, Local: netip.MustParseAddrPort("127.0.0.1:20048"), Remote: remote}
+	ex := &oncrpc.BufferExchange{From: oncrpc.Peer{Transport: oncrpc.TCP, Local: netip.MustParseAddrPort("127.0.0.1:20048"), Remote: remote}, Msg: msg}
 	var call oncrpc.Call
-	reply := oncrpc.NewReply(nil, nil)
-	if !d.Dispatch(context.Background(), msg, &info, &call, &reply) {
+	reply := oncrpc.NewReply(nil)
+	if !d.Dispatch(context.Background(), ex, &call, &reply) {
 		t.Fatal("no reply")
 	}
 	return reply.AppendFlat(nil)

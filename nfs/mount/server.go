@@ -199,7 +199,7 @@ func (s *Server) umntAll(_ context.Context, call *oncrpc.Call, _ *oncrpc.Reply) 
 // transport's reply limit (a UDP datagram); lists are cut short rather than
 // make the reply undeliverable.
 func room(call *oncrpc.Call, reply *oncrpc.Reply, n int) bool {
-	max := call.Conn.Caps.MaxReply
+	max := call.MaxReply()
 	return max <= 0 || len(reply.Head)+n+4 <= max
 }
 

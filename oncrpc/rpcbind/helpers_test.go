@@ -35,10 +35,10 @@ func dispatch(t testing.TB, prog *oncrpc.Program, remote netip.AddrPort, xid, ve
 	d := oncrpc.NewDispatcher(zap.NewNop(), nil, prog)
 	h := oncrpc.CallHeader{XID: xid, Prog: prog.Prog, Vers: vers, Proc: proc}
 	msg := append(oncrpc.AppendCallHeader(nil, &h), args...)
-	info := oncrpc.ConnInfo{Transport: oncrpc.TCP, Local: local, Remote: remote}
+	ex := &oncrpc.BufferExchange{From: oncrpc.Peer{Transport: oncrpc.TCP, Local: local, Remote: remote}, Msg: msg}
 	var call oncrpc.Call
-	reply := oncrpc.NewReply(nil, nil)
-	if !d.Dispatch(context.Background(), msg, &info, &call, &reply) {
+	reply := oncrpc.NewReply(nil)
+	if !d.Dispatch(context.Background(), ex, &call, &reply) {
 		t.Fatalf("no reply for vers %d proc %d", vers, proc)
 	}
 	return reply.AppendFlat(nil)
