@@ -95,7 +95,11 @@ func (st *exportState) build(t *exports.Table, prev *exportSet) (*exportSet, []*
 				return nil, nil, fmt.Errorf("export %s: %w", e.Path, err)
 			}
 		}
-		ent := &exportEntry{cfg: e, backend: backend, reused: fromPrev, nfs: nfs.Export{FSID: fsid, Path: e.Path, FS: fs, ReadOnly: allReadOnly(e), Async: async}}
+		stats := new(nfs.ExportStats)
+		if old, ok := prev.entry(e.Path); ok {
+			stats = old.nfs.Stats // the export's byte counts go on across reloads
+		}
+		ent := &exportEntry{cfg: e, backend: backend, reused: fromPrev, nfs: nfs.Export{FSID: fsid, Path: e.Path, FS: fs, ReadOnly: allReadOnly(e), Async: async, Stats: stats}}
 		set.byFSID[fsid] = ent
 		set.byPath[e.Path] = ent
 	}

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gonfsrdma/gonfsrdma/metrics"
+	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 )
 
 // health is what /healthz and gonfsrdma_ready say: up once Start has
@@ -79,6 +80,8 @@ func (d *Daemon) metricsSources() metrics.Sources {
 		Ready:          func() bool { return d.health.ready(d.rdma) },
 		TCPBufferBytes: d.limits.BufferBytes,
 		DRCEntries:     d.drc.Len,
+		DRC:            d.drc.Counts,
+		Exports:        d.st.exportBytes,
 		Reloads:        d.reloads.totals,
 	}
 	svc, _ := d.rdma.(*rdmaService)
@@ -101,7 +104,10 @@ func (d *Daemon) metricsSources() metrics.Sources {
 		}
 	}
 	if d.nlm != nil {
-		src.LockTableEntries = d.nlm.Table().Len
+		src.Locks = func() metrics.LockTotals {
+			c := d.nlm.Table().Counts()
+			return metrics.LockTotals{Held: c.Held, Blocked: c.Blocked, Shares: c.Shares}
+		}
 		src.Grace = func() (bool, time.Time) { return d.nsm.InGrace(), d.nsm.GraceEnd() }
 	}
 	return src
@@ -136,4 +142,31 @@ func (d *Daemon) stopMetrics(ctx context.Context) {
 	if err := d.metrics.Close(ctx); err != nil {
 		d.log.Warn("metrics listener close", zap.Error(err))
 	}
+}
+
+// entry returns the export at path in s (s may be nil).
+func (s *exportSet) entry(path string) (*exportEntry, bool) {
+	if s == nil {
+		return nil, false
+	}
+	e, ok := s.byPath[path]
+	return e, ok
+}
+
+// exportBytes reads the current exports' byte counters.
+func (st *exportState) exportBytes() []metrics.ExportBytes {
+	set := st.cur.Load()
+	if set == nil {
+		return nil
+	}
+	var out []metrics.ExportBytes
+	for path, e := range set.byPath {
+		for _, t := range []oncrpc.Transport{oncrpc.TCP, oncrpc.UDP, oncrpc.RDMA} {
+			r, w := e.nfs.Stats.ReadBytes(t), e.nfs.Stats.WriteBytes(t)
+			if r|w != 0 {
+				out = append(out, metrics.ExportBytes{Export: path, Transport: t.String(), Read: r, Write: w})
+			}
+		}
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -14,9 +15,11 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/gonfsrdma/gonfsrdma/locks"
 	"github.com/gonfsrdma/gonfsrdma/metrics"
 	"github.com/gonfsrdma/gonfsrdma/nfs/client"
 	"github.com/gonfsrdma/gonfsrdma/nfs/mount"
+	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	"github.com/gonfsrdma/gonfsrdma/rpcrdma"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
@@ -150,7 +153,8 @@ func TestMetricsServerState(t *testing.T) {
 	wantValue(t, s, 2, "gonfsrdma_connections", "transport", "tcp")
 	wantValue(t, s, 1, "gonfsrdma_connections", "transport", "rdma")
 	wantValue(t, s, 0, "gonfsrdma_exports_reloads_total", "result", "ok")
-	wantValue(t, s, 0, "gonfsrdma_nlm_table_entries")
+	wantValue(t, s, 0, "gonfsrdma_nlm_locks_held")
+	wantValue(t, s, 0, "gonfsrdma_nlm_locks_blocked")
 	if !s.Has("gonfsrdma_nlm_grace_active") || !s.Has("gonfsrdma_exports_last_reload_success_timestamp_seconds") {
 		t.Error("grace state or last reload time not exported")
 	}
@@ -165,9 +169,26 @@ func TestMetricsServerState(t *testing.T) {
 	if err := m.d.Reload(); err != nil {
 		t.Fatal(err)
 	}
+	// A lock held and a request blocked behind it, straight in the
+	// daemon's lock table.
+	tab := m.d.nlm.Table()
+	owner := func(h string) locks.Owner { return locks.Owner{Host: h, SVID: 1, OH: h} }
+	if st, _, err := tab.Lock("f", locks.Lock{Owner: owner("a"), Exclusive: true, End: locks.MaxOffset}, false, nil, nil); err != nil || st != locks.Granted {
+		t.Fatalf("lock: %v %v", st, err)
+	}
+	if st, _, err := tab.Lock("f", locks.Lock{Owner: owner("b"), Exclusive: true, End: locks.MaxOffset}, true, "b", nil); err != nil || st != locks.Blocked {
+		t.Fatalf("blocked lock: %v %v", st, err)
+	}
+	defer func() {
+		// Cancel the waiter first: a grant would call back host "b".
+		tab.Cancel("f", locks.Lock{Owner: owner("b"), Exclusive: true, End: locks.MaxOffset})
+		tab.Unlock("f", owner("a"), 0, locks.MaxOffset)
+	}()
 	s = m.scrape(t)
 	wantValue(t, s, 1, "gonfsrdma_exports_reloads_total", "result", "ok")
 	wantValue(t, s, 1, "gonfsrdma_exports_reloads_total", "result", "error")
+	wantValue(t, s, 1, "gonfsrdma_nlm_locks_held")
+	wantValue(t, s, 1, "gonfsrdma_nlm_locks_blocked")
 }
 
 // TestHealthDown checks that readiness drops when a listener fails or
@@ -192,8 +213,8 @@ func TestHealthDown(t *testing.T) {
 	}
 }
 
-// runMetricsWorkload runs calls over TCP and RDMA so that every family
-// the daemon exports has samples.
+// runMetricsWorkload creates a file and writes and reads it over TCP
+// and over RDMA, so that every family the daemon exports has samples.
 func runMetricsWorkload(t *testing.T, m *metricsDaemon) {
 	t.Helper()
 	ctx := context.Background()
@@ -201,9 +222,76 @@ func runMetricsWorkload(t *testing.T, m *metricsDaemon) {
 	defer tc.Close()
 	rc := m.dialRDMA(t, "127.0.0.1:40002")
 	defer rc.Close()
+	cr, err := client.New(tc).Create(ctx, m.root, "workload", wire.CreateHow{Mode: wire.Unchecked})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []oncrpc.Caller{tc, rc} {
-		if err := client.New(c).Null(ctx); err != nil {
+		nc := client.New(c)
+		if _, err := nc.Write(ctx, cr.FH.FH, 0, make([]byte, 8192), wire.FileSync); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := nc.Read(ctx, cr.FH.FH, 0, 8192); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestMetricsWorkloadCounts runs a known workload over TCP and over
+// RPC-over-RDMA on the software fabric and checks the exact counts the
+// daemon's /metrics reports: NFS data bytes per export and transport
+// and the duplicate request cache.
+func TestMetricsWorkloadCounts(t *testing.T) {
+	m := startMetricsDaemon(t)
+	ctx := context.Background()
+	tc := m.dialTCP(t, m.d.NFSAddr().String())
+	defer tc.Close()
+	nt := client.New(tc)
+	cr, err := nt.Create(ctx, m.root, "f", wire.CreateHow{Mode: wire.Unchecked})
+	if err != nil || !cr.FH.Set {
+		t.Fatalf("CREATE: %v %+v", err, cr)
+	}
+	fh := cr.FH.FH
+	small := bytes.Repeat([]byte("tcp!"), 25000) // 100,000 bytes
+	if _, err := nt.Write(ctx, fh, 0, small, wire.FileSync); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := nt.Read(ctx, fh, 0, uint32(len(small))); err != nil || !bytes.Equal(res.Data, small) {
+		t.Fatalf("READ over TCP: %v", err)
+	}
+	for range 3 {
+		if _, err := nt.Getattr(ctx, fh); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := nt.Lookup(ctx, m.root, "missing"); client.StatusOf(err) != wire.ErrNoEnt {
+		t.Fatalf("LOOKUP of a missing name: %v", err)
+	}
+
+	rc := m.dialRDMA(t, "127.0.0.1:40003")
+	defer rc.Close()
+	nr := client.New(rc)
+	big := bytes.Repeat([]byte("rdma"), 1<<18) // 1 MiB
+	if _, err := nr.Write(ctx, fh, uint64(len(small)), big, wire.Unstable); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := nr.Read(ctx, fh, uint64(len(small)), uint32(len(big))); err != nil || !bytes.Equal(res.Data, big) {
+		t.Fatalf("READ over RDMA: %v", err)
+	}
+	for range 2 {
+		if _, err := nr.Getattr(ctx, fh); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	s := m.scrape(t)
+	data := "gonfsrdma_nfs_bytes_total"
+	wantValue(t, s, float64(len(small)), data, "export", m.dir, "transport", "tcp", "op", "write")
+	wantValue(t, s, float64(len(small)), data, "export", m.dir, "transport", "tcp", "op", "read")
+	wantValue(t, s, float64(len(big)), data, "export", m.dir, "transport", "rdma", "op", "write")
+	wantValue(t, s, float64(len(big)), data, "export", m.dir, "transport", "rdma", "op", "read")
+
+	// CREATE is the only non-idempotent call: one miss, nothing replayed.
+	wantValue(t, s, 1, "gonfsrdma_drc_misses_total")
+	wantValue(t, s, 0, "gonfsrdma_drc_hits_total")
 }

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 )
 
 // Sources says where each family's numbers come from. Every field is
@@ -16,6 +18,12 @@ type Sources struct {
 	// Ready reports whether every listener is up.
 	Ready func() bool
 
+	// Exports returns the NFS READ and WRITE bytes per export and
+	// transport.
+	Exports func() []ExportBytes
+	// DRC returns the duplicate request cache's counters.
+	DRC func() oncrpc.DRCCounts
+
 	// Conns returns the connections open per transport name ("tcp",
 	// "rdma").
 	Conns func() map[string]int
@@ -25,17 +33,28 @@ type Sources struct {
 	RDMA func() RDMATotals
 	// DRCEntries is the duplicate request cache's size.
 	DRCEntries func() int
-	// LockTableEntries is the lock table's size.
-	LockTableEntries func() int
+	// Locks returns the lock table's contents.
+	Locks func() LockTotals
 	// Grace returns whether the grace period is on and when it ends.
 	Grace func() (active bool, end time.Time)
 	// Reloads returns the exports reload results.
 	Reloads func() ReloadTotals
 }
 
+// ExportBytes are one export's NFS data bytes over one transport.
+type ExportBytes struct {
+	Export, Transport string
+	Read, Write       uint64
+}
+
 // RDMATotals are the RPC-over-RDMA server's counters.
 type RDMATotals struct {
 	CopiedBytes, CompletionLoopCalls int64
+}
+
+// LockTotals are the lock table's contents by kind.
+type LockTotals struct {
+	Held, Blocked, Shares int
 }
 
 // ReloadTotals count exports loads.
@@ -64,11 +83,13 @@ func newCollector(src Sources) *collector {
 	}
 	add(true, famBuildInfo)
 	add(src.Ready != nil, famReady)
+	add(src.Exports != nil, famNFSBytes)
+	add(src.DRC != nil, famDRCHits, famDRCMisses, famDRCEvictions, famDRCDrops)
 	add(src.Conns != nil, famConns)
 	add(src.TCPBufferBytes != nil, famTCPBuffers)
 	add(src.RDMA != nil, famRDMACopied, famRDMAQuick)
 	add(src.DRCEntries != nil, famDRCEntries)
-	add(src.LockTableEntries != nil, famLockEntries)
+	add(src.Locks != nil, famLocksHeld, famLocksBlocked, famShares)
 	add(src.Grace != nil, famGrace, famGraceEnd)
 	add(src.Reloads != nil, famReloads, famReloadTime)
 	return c
@@ -100,6 +121,19 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	if s.Ready != nil {
 		c.emit(ch, famReady, boolValue(s.Ready()))
 	}
+	if s.Exports != nil {
+		for _, e := range s.Exports() {
+			c.emit(ch, famNFSBytes, float64(e.Read), e.Export, e.Transport, "read")
+			c.emit(ch, famNFSBytes, float64(e.Write), e.Export, e.Transport, "write")
+		}
+	}
+	if s.DRC != nil {
+		d := s.DRC()
+		c.emit(ch, famDRCHits, float64(d.Hits))
+		c.emit(ch, famDRCMisses, float64(d.Misses))
+		c.emit(ch, famDRCEvictions, float64(d.Evictions))
+		c.emit(ch, famDRCDrops, float64(d.Drops))
+	}
 	if s.Conns != nil {
 		for transport, n := range s.Conns() {
 			c.emit(ch, famConns, float64(n), transport)
@@ -116,8 +150,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	if s.DRCEntries != nil {
 		c.emit(ch, famDRCEntries, float64(s.DRCEntries()))
 	}
-	if s.LockTableEntries != nil {
-		c.emit(ch, famLockEntries, float64(s.LockTableEntries()))
+	if s.Locks != nil {
+		l := s.Locks()
+		c.emit(ch, famLocksHeld, float64(l.Held))
+		c.emit(ch, famLocksBlocked, float64(l.Blocked))
+		c.emit(ch, famShares, float64(l.Shares))
 	}
 	if s.Grace != nil {
 		on, end := s.Grace()

@@ -31,16 +31,18 @@ var (
 	famBuildInfo = Family{Namespace + "_build_info", "Always 1; the version label is the server's version.", "gauge", []string{"version"}}
 	famReady     = Family{Namespace + "_ready", "1 when every listener is up (what /healthz answers), else 0.", "gauge", nil}
 
-	famConns       = Family{Namespace + "_connections", "Connections open, by transport (NFS, MOUNT, rpcbind, NLM and NSM over TCP; NFS over RDMA).", "gauge", []string{"transport"}}
-	famTCPBuffers  = Family{Namespace + "_tcp_buffer_bytes", "Bytes of TCP call and reply buffers held by connections (see --buffer-budget-mib).", "gauge", nil}
-	famRDMACopied  = Family{Namespace + "_rdma_copied_bytes_total", "Bytes the RDMA transport copied between Go memory and registered buffers (inline pull-up, Reply-chunk staging, inline parts around Read chunks).", "counter", nil}
-	famRDMAQuick   = Family{Namespace + "_rdma_completion_loop_calls_total", "Calls run on an RDMA connection's completion goroutine (quick metadata calls without chunks) instead of a worker.", "counter", nil}
-	famDRCEntries  = Family{Namespace + "_drc_entries", "Replies (and calls in progress) held by the duplicate request cache.", "gauge", nil}
-	famLockEntries = Family{Namespace + "_nlm_table_entries", "Locks, blocked lock requests and shares in the lock table.", "gauge", nil}
-	famGrace       = Family{Namespace + "_nlm_grace_active", "1 while the lock manager's grace period (reclaims only) is on, else 0.", "gauge", nil}
-	famGraceEnd    = Family{Namespace + "_nlm_grace_end_timestamp_seconds", "When the current or last grace period ends or ended (Unix time).", "gauge", nil}
-	famReloads     = Family{Namespace + "_exports_reloads_total", "Exports file reloads (SIGHUP), by result: ok, or error (the previous exports stay).", "counter", []string{"result"}}
-	famReloadTime  = Family{Namespace + "_exports_last_reload_success_timestamp_seconds", "When the exports table was last loaded successfully (start or reload, Unix time).", "gauge", nil}
+	famConns        = Family{Namespace + "_connections", "Connections open, by transport (NFS, MOUNT, rpcbind, NLM and NSM over TCP; NFS over RDMA).", "gauge", []string{"transport"}}
+	famTCPBuffers   = Family{Namespace + "_tcp_buffer_bytes", "Bytes of TCP call and reply buffers held by connections (see --buffer-budget-mib).", "gauge", nil}
+	famRDMACopied   = Family{Namespace + "_rdma_copied_bytes_total", "Bytes the RDMA transport copied between Go memory and registered buffers (inline pull-up, Reply-chunk staging, inline parts around Read chunks).", "counter", nil}
+	famRDMAQuick    = Family{Namespace + "_rdma_completion_loop_calls_total", "Calls run on an RDMA connection's completion goroutine (quick metadata calls without chunks) instead of a worker.", "counter", nil}
+	famDRCEntries   = Family{Namespace + "_drc_entries", "Replies (and calls in progress) held by the duplicate request cache.", "gauge", nil}
+	famLocksHeld    = Family{Namespace + "_nlm_locks_held", "Byte-range locks granted by the lock manager (NLM) and held now.", "gauge", nil}
+	famLocksBlocked = Family{Namespace + "_nlm_locks_blocked", "Blocked NLM lock requests waiting for a grant.", "gauge", nil}
+	famShares       = Family{Namespace + "_nlm_shares", "NLM share reservations (DOS-style opens) held now.", "gauge", nil}
+	famGrace        = Family{Namespace + "_nlm_grace_active", "1 while the lock manager's grace period (reclaims only) is on, else 0.", "gauge", nil}
+	famGraceEnd     = Family{Namespace + "_nlm_grace_end_timestamp_seconds", "When the current or last grace period ends or ended (Unix time).", "gauge", nil}
+	famReloads      = Family{Namespace + "_exports_reloads_total", "Exports file reloads (SIGHUP), by result: ok, or error (the previous exports stay).", "counter", []string{"result"}}
+	famReloadTime   = Family{Namespace + "_exports_last_reload_success_timestamp_seconds", "When the exports table was last loaded successfully (start or reload, Unix time).", "gauge", nil}
 )
 
 // Families fed by counters in the packages that own the events.
@@ -48,6 +50,11 @@ var (
 	famCalls        = Family{Namespace + "_rpc_calls_total", "RPC calls answered, by program, version, procedure and status: the procedure's result status (nfsstat3 name for NFS and MOUNT, nlm4_stats for NLM, ok for programs without one), or the RPC-level answer (garbage_args, system_err, auth_error, drc_replay).", "counter", []string{"program", "version", "procedure", "status"}}
 	famCallDuration = Family{Namespace + "_rpc_call_duration_seconds", "Time from decoding a call to its reply being ready, by procedure (power-of-two buckets from 1.024 µs).", "histogram", []string{"program", "version", "procedure"}}
 	famRPCBytes     = Family{Namespace + "_rpc_bytes_total", "RPC message bytes, by transport and direction (in: calls as dispatched, Read-chunk data included; out: replies, payload included).", "counter", []string{"transport", "direction"}}
+	famRejected     = Family{Namespace + "_rpc_rejected_total", "RPC calls answered before any procedure ran, by reason (GARBAGE_HEADER, RPC_MISMATCH, AUTH_ERROR, PROG_UNAVAIL, PROG_MISMATCH, PROC_UNAVAIL).", "counter", []string{"reason"}}
+	famDRCHits      = Family{Namespace + "_drc_hits_total", "Retransmissions answered from the duplicate request cache.", "counter", nil}
+	famDRCMisses    = Family{Namespace + "_drc_misses_total", "Non-idempotent calls run and cached by the duplicate request cache.", "counter", nil}
+	famDRCEvictions = Family{Namespace + "_drc_evictions_total", "Replies dropped from the duplicate request cache for its bounds or their age.", "counter", nil}
+	famDRCDrops     = Family{Namespace + "_drc_in_progress_drops_total", "Retransmissions of a call still in progress, dropped unanswered.", "counter", nil}
 	famNFSBytes     = Family{Namespace + "_nfs_bytes_total", "NFS READ and WRITE data bytes, by export, transport and operation.", "counter", []string{"export", "transport", "op"}}
 
 	famClientCalls  = Family{Namespace + "_client_calls_total", "RPC calls of the busiest client addresses (the top --metrics-top-clients by bytes).", "counter", []string{"client"}}

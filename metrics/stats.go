@@ -342,10 +342,14 @@ func writeClients(ew *errWriter, cur, prev *Snapshot, rate rates, top int) {
 func writeServerState(ew *errWriter, cur *Snapshot) {
 	var parts []string
 	if cur.Has(famDRCEntries.Name) {
-		parts = append(parts, fmt.Sprintf("DRC entries %.0f", cur.Value(famDRCEntries.Name)))
+		drc := fmt.Sprintf("DRC entries %.0f", cur.Value(famDRCEntries.Name))
+		if cur.Has(famDRCHits.Name) {
+			drc += fmt.Sprintf(" (hits %.0f, misses %.0f, evictions %.0f)", cur.Value(famDRCHits.Name), cur.Value(famDRCMisses.Name), cur.Value(famDRCEvictions.Name))
+		}
+		parts = append(parts, drc)
 	}
-	if cur.Has(famLockEntries.Name) {
-		parts = append(parts, fmt.Sprintf("lock table entries %.0f", cur.Value(famLockEntries.Name)))
+	if cur.Has(famLocksHeld.Name) {
+		parts = append(parts, fmt.Sprintf("locks held %.0f, blocked %.0f", cur.Value(famLocksHeld.Name), cur.Value(famLocksBlocked.Name)))
 	}
 	if cur.Has(famGrace.Name) {
 		g := "off"

@@ -36,6 +36,7 @@ func (s *Server) read(_ context.Context, call *oncrpc.Call, reply *oncrpc.Reply)
 	reply.Head = res.AppendHead(reply.Head)
 	if res.Status == wire.OK {
 		reply.SetPayload(res.Data)
+		rq.ex.Stats.countRead(call.Conn.Transport, res.Count)
 	}
 	return nil
 }

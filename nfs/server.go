@@ -28,6 +28,8 @@ type Export struct {
 	// Async is the async export option: stable WRITEs and COMMIT are
 	// answered without waiting for storage (see "Stability" in doc.go).
 	Async bool
+	// Stats counts the export's READ and WRITE bytes; nil: not counted.
+	Stats *ExportStats
 }
 
 // FSIDFromPath returns a stable fsid for an export without fsid=: the

@@ -33,6 +33,9 @@ func (s *Server) write(_ context.Context, call *oncrpc.Call, reply *oncrpc.Reply
 	if res.Status = s.resolve(call, args.FH, &rq); res.Status == wire.OK {
 		res.Status = s.doWrite(&rq, &args, &res)
 	}
+	if res.Status == wire.OK {
+		rq.ex.Stats.countWrite(call.Conn.Transport, res.Count)
+	}
 	reply.Head = res.Append(reply.Head)
 	return nil
 }

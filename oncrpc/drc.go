@@ -4,6 +4,7 @@ import (
 	"hash/crc32"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,6 +26,9 @@ type DRC struct {
 	maxBytes   int
 	ttl        time.Duration
 	now        func() time.Time
+
+	// Counters for the metrics, written under mu, read without it.
+	hits, drops, misses, evictions atomic.Uint64
 }
 
 type drcKey struct {
@@ -67,6 +71,20 @@ func newDRCKey(call *Call) drcKey {
 	}
 }
 
+// DRCCounts are the cache's counters since it was made.
+type DRCCounts struct {
+	// Hits are retransmissions answered from the cache; Drops are
+	// retransmissions of a call still in progress, not answered; Misses
+	// are calls run and then cached; Evictions are replies dropped for
+	// the cache's bounds or their age.
+	Hits, Drops, Misses, Evictions uint64
+}
+
+// Counts reads the counters.
+func (c *DRC) Counts() DRCCounts {
+	return DRCCounts{Hits: c.hits.Load(), Drops: c.drops.Load(), Misses: c.misses.Load(), Evictions: c.evictions.Load()}
+}
+
 // Len returns the number of cached entries (in progress or done).
 func (c *DRC) Len() int {
 	c.mu.Lock()
@@ -100,14 +118,18 @@ func (c *DRC) begin(key drcKey) (drcAction, []byte) {
 	if e, ok := c.entries[key]; ok {
 		if now.Sub(e.at) <= c.ttl || !e.done {
 			if !e.done {
+				c.drops.Add(1)
 				return drcDrop, nil
 			}
 			c.unlink(e)
 			c.pushNewest(e)
+			c.hits.Add(1)
 			return drcReplay, e.reply
 		}
 		c.remove(e)
+		c.evictions.Add(1)
 	}
+	c.misses.Add(1)
 	c.evict(now)
 	e := &drcEntry{key: key, at: now}
 	c.entries[key] = e
@@ -148,6 +170,7 @@ func (c *DRC) evict(now time.Time) {
 		}
 		if e.done {
 			c.remove(e)
+			c.evictions.Add(1)
 		}
 		e = next
 	}

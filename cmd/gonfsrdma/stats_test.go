@@ -81,7 +81,7 @@ func TestStatsAgainstDaemon(t *testing.T) {
 	for _, want := range []string{
 		"transport  conns",
 		"      tcp      0",
-		"server: DRC entries 0, exports reloads 0 ok, 0 failed",
+		"server: DRC entries 0 (hits 0, misses 0, evictions 0), exports reloads 0 ok, 0 failed",
 	} {
 		if !strings.Contains(out, want+"\n") {
 			t.Errorf("output lacks %q:\n%s", want, out)
