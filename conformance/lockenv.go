@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,7 +58,7 @@ func (l *lockEnv) close() {
 	p := l.peer
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if c, err := oncrpc.Dial(ctx, "tcp", p.pmap); err == nil {
+	if c, err := dialPortmap(ctx, p.pmap); err == nil {
 		for _, m := range p.maps {
 			rpcbind.Unset(ctx, c, m.Prog, m.Vers, m.Netid)
 		}
@@ -156,7 +157,7 @@ func (e *Env) callbacks() (*callbackPeer, error) {
 		go p.srv.ServeUDP(pc)
 		ctx, cancel := context.WithTimeout(e.Ctx, 10*time.Second)
 		defer cancel()
-		c, err := oncrpc.Dial(ctx, "tcp", p.pmap)
+		c, err := dialPortmap(ctx, p.pmap)
 		if err != nil {
 			l.peerErr = fmt.Errorf("callback rpcbind %s: %w", p.pmap, err)
 			p.srv.Shutdown(ctx)
@@ -178,6 +179,17 @@ func (e *Env) callbacks() (*callbackPeer, error) {
 		l.peer = p
 	})
 	return l.peer, l.peerErr
+}
+
+// dialPortmap connects to the callback rpcbind: "host:port" over TCP, or
+// a path (such as /run/rpcbind.sock) over its local stream socket, where
+// the system rpcbind takes SET and UNSET from root (it refuses them over
+// TCP from an unprivileged port, even on loopback).
+func dialPortmap(ctx context.Context, addr string) (*oncrpc.Client, error) {
+	if strings.HasPrefix(addr, "/") {
+		return oncrpc.Dial(ctx, "unix", addr)
+	}
+	return oncrpc.Dial(ctx, "tcp", addr)
 }
 
 func listenPair(addr string) (net.Listener, net.PacketConn, error) {

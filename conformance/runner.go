@@ -57,7 +57,9 @@ type Config struct {
 	// CallbackPortmap is the address of an rpcbind that the server asks
 	// for this client's NLM and NSM (the server's callbacks: GRANTED_MSG,
 	// _RES, SM_NOTIFY); the suite registers its own callback service
-	// there. "" omits the tests that need callbacks.
+	// there. "host:port" is reached over TCP, a path (the system
+	// rpcbind's /run/rpcbind.sock) over its local socket. "" omits the
+	// tests that need callbacks.
 	CallbackPortmap string
 	// Grace is the server's grace period; 0 omits the grace tests, which
 	// start one with SM_SIMU_CRASH (allowed from loopback).

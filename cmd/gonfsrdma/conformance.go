@@ -28,7 +28,7 @@ func conformanceCommand() *cli.Command {
 			&cli.IntFlag{Name: "tcp-port", Usage: "NFS over TCP port for the raw ONC RPC tests when --transport rdma (default: ask rpcbind)"},
 			&cli.IntFlag{Name: "mountport", Usage: "MOUNT port over TCP (default: ask rpcbind)"},
 			&cli.IntFlag{Name: "portmapport", Value: conformance.DefaultPortmapPort, Usage: "rpcbind port"},
-			&cli.StringFlag{Name: "callback-rpcbind", Usage: "rpcbind the server asks for this client's NLM and NSM (its own, 127.0.0.1:111 with no other lockd/statd registered), where the suite registers its callback service for the blocking-lock, _MSG and SM_NOTIFY tests (`ADDR:PORT`)"},
+			&cli.StringFlag{Name: "callback-rpcbind", Usage: "rpcbind the server asks for this client's NLM and NSM (its own, 127.0.0.1:111 with no other lockd/statd registered), where the suite registers its callback service for the blocking-lock, _MSG and SM_NOTIFY tests (`ADDR:PORT` over TCP, or the path of a system rpcbind's local socket, /run/rpcbind.sock)"},
 			&cli.DurationFlag{Name: "grace", Usage: "the server's NLM grace period; enables the grace tests, which run SM_SIMU_CRASH (from loopback only)"},
 			&cli.StringFlag{Name: "roexport", Usage: "a second export, read-only to this client and holding a regular file, for the rofs tests (`PATH`)"},
 			&cli.BoolFlag{Name: "maketree", Usage: "remove and recreate the base tree " + conformance.BaseTree + " in the export"},

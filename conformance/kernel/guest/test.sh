@@ -1014,6 +1014,18 @@ conf_closing() { # file: the closing line counted from its per-test lines
 	awk '$(NF - 1) == ":" && $NF ~ /^(PASS|FAIL|WARN|OMIT)$/ { n[$NF]++ }
 		END { printf "%d passed, %d failed, %d warned, %d omitted\n", n["PASS"], n["FAIL"], n["WARN"], n["OMIT"] }' "$1"
 }
+conf_statd_back() { # after the suite's callback service: this host's rpc.statd registered again
+	local p t
+	for p in $(pidof rpc.statd); do kill "$p"; done
+	for ((t = 0; t < 50; t++)); do pidof rpc.statd >/dev/null || break; sleep 0.1; done
+	rpcinfo -d 100021 4 2>/dev/null
+	rpc.statd --no-notify || return 1
+	for ((t = 0; t < 100; t++)); do
+		rpcinfo -p 127.0.0.1 2>/dev/null | awk '$1 == 100024' | grep -q . && return 0
+		sleep 0.1
+	done
+	return 1
+}
 step_conformance() { # transport
 	[[ -x $BIN ]] || skip "no $BIN"
 	has_cmd conformance || skip "$BIN has no conformance command"
@@ -1025,8 +1037,24 @@ step_conformance() { # transport
 	rm -f "$out" "$out".* "$json".json "$json"-rdmatests.json /tmp/conf_hung
 	t0=$(now)
 	if [[ $xp == tcp ]]; then
-		conf_part "$out" $((STEP_TMO - 15)) "${args[@]}" --maketree --json "$json.json" "$ADDR:$EXP" || rc=$?
+		# The lock tests' callbacks (GRANTED, the _RES replies, SM_NOTIFY)
+		# reach this host through its own rpcbind, where the suite's
+		# callback service takes NLM v4's and NSM's places: only while no
+		# kernel lockd is registered (no lock mount), and rpc.statd is
+		# started again afterwards for the lock rows that follow. The grace
+		# tests stay OMIT here: SM_SIMU_CRASH is taken from local callers
+		# only (rpc.statd and gonfsrdma alike), so they run in CI.
+		local cb=()
+		if rpcinfo -p 127.0.0.1 2>/dev/null | awk '$1 == 100021' | grep -q .; then
+			note "a lockd is registered with this host's rpcbind: the callback tests are OMIT"
+		elif [[ -S /run/rpcbind.sock ]]; then
+			cb=(--callback-rpcbind /run/rpcbind.sock)
+		fi
+		conf_part "$out" $((STEP_TMO - 15)) "${args[@]}" "${cb[@]}" --maketree --json "$json.json" "$ADDR:$EXP" || rc=$?
 		conf_fill "$out" "$rc" $((STEP_TMO - 15)) all
+		if ((${#cb[@]})); then
+			conf_statd_back || note "rpc.statd could not be started again after the suite"
+		fi
 	else
 		lim=$((STEP_TMO - CONF_RDMA_LIMIT - 25))
 		conf_part "$out.part1" "$lim" "${args[@]}" --maketree --json "$json.json" "$ADDR:$EXP" rpc rpcbind mount nfs || rc=$?
