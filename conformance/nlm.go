@@ -40,8 +40,11 @@ func (e *Env) owner(tag string, svid int32) lockOwner {
 }
 
 // lockTest runs body with a session: an NLM v4 TCP connection, a fresh
-// file and owners a, b and c of three different client names. At the
-// end every client name used is sent FREE_ALL, so no test leaves locks.
+// file and owners a, b and c of three different client names and svids
+// (1, 11, 21): the suite runs from one host, and knfsd tells the lock
+// owners of one client address apart by svid only (fs/lockd keys hosts by
+// address, not caller_name). At the end every client name used is sent
+// FREE_ALL, so no test leaves locks.
 func lockTest(body func(s *lockSession) error) func(*Env) error {
 	return func(e *Env) error {
 		c, err := e.nlmClient("tcp")
@@ -53,7 +56,7 @@ func lockTest(body func(s *lockSession) error) func(*Env) error {
 		if err != nil {
 			return err
 		}
-		s := &lockSession{e: e, rpc: c, fh: fh, a: e.owner("a", 1), b: e.owner("b", 1), c: e.owner("c", 1), names: map[string]bool{}}
+		s := &lockSession{e: e, rpc: c, fh: fh, a: e.owner("a", 1), b: e.owner("b", 11), c: e.owner("c", 21), names: map[string]bool{}}
 		defer func() {
 			for n := range s.names {
 				nlm.CallFreeAll(e.Ctx, c, nlm.Vers4, &nlm.Notify{Name: n})
@@ -464,7 +467,7 @@ func testNLMBlockedGranted(e *Env) error {
 		if err := s.answerGranted(ev, nlm.Granted); err != nil {
 			return fmt.Errorf("GRANTED_RES: %w", err)
 		}
-		if err := s.expectTest(s.c, true, 0, 0, nlm.Denied, &nlm.Holder{Exclusive: true, SVID: 1, Offset: 10, Length: 5}, "TEST after the grant: b holds it")(); err != nil {
+		if err := s.expectTest(s.c, true, 0, 0, nlm.Denied, &nlm.Holder{Exclusive: true, SVID: s.b.svid, Offset: 10, Length: 5}, "TEST after the grant: b holds it")(); err != nil {
 			return err
 		}
 		if took > 5*time.Second {
@@ -911,7 +914,7 @@ func testNLMDRC(e *Env) error {
 		if err := wantNLM(st, err, nlm.Granted, "the retransmitted LOCK (a cached GRANTED)"); err != nil {
 			return err
 		}
-		return s.expectTest(s.c, true, 0, 10, nlm.Denied, &nlm.Holder{Exclusive: true, SVID: 1, Offset: 0, Length: 10}, "TEST: b holds the lock, the retransmission did not run")()
+		return s.expectTest(s.c, true, 0, 10, nlm.Denied, &nlm.Holder{Exclusive: true, SVID: s.b.svid, Offset: 0, Length: 10}, "TEST: b holds the lock, the retransmission did not run")()
 	})(e)
 }
 
