@@ -332,6 +332,8 @@ if [[ -s $oshare/results/rows.tsv ]]; then
 	done
 	cat "$oshare/results/mounts.txt" >>"$RES/mounts.txt" 2>/dev/null || true
 	sed 's/^/one guest: /' "$oshare/results/chunks.txt" >>"$RES/chunks.txt" 2>/dev/null || true
+	# the client's RDMA counters of the RDMA phases, for the perf table
+	cat "$oshare/results/client-rdma.tsv" >>"$RES/client-rdma.tsv" 2>/dev/null || true
 fi
 
 echo

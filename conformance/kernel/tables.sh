@@ -97,6 +97,8 @@ perf() {
 	[[ -n $rows && -f $rows ]] || usage
 	local files=() f
 	for f in "$res"/bench-*.txt; do [[ -s $f ]] && files+=("$f"); done
+	local cost=()
+	[[ -s $res/client-rdma.tsv ]] && cost=("$res/client-rdma.tsv")
 	awk -F'\t' -v OFS='\t' '
 		# kernel client dd of the large file, from the workload rows
 		FILENAME ~ /rows\.tsv$/ {
@@ -105,6 +107,17 @@ perf() {
 				split($3, w, " ")
 				m = (w[1] == "write") ? "dd write " w[2] " MiB, conv=fsync (MiB/s)" : "dd read " w[2] " MiB, cold cache (MiB/s)"
 				v[$1 "-" $2, m] = w[2] / ($5 / 1000)
+				if (!(m in seen)) { seen[m] = 1; order[++n] = m }
+			}
+			next
+		}
+		# the kernel client'"'"'s own RDMA cost per phase (guest/test.sh
+		# step_client_rdma_cost): lower is better
+		FILENAME ~ /client-rdma\.tsv$/ {
+			split("local invalidations|MRs allocated|failed marshals", what, "|")
+			for (j = 1; j <= 3; j++) {
+				m = "client " what[j] ", " $3
+				v[$1 "-" $2, m] = $(3 + j)
 				if (!(m in seen)) { seen[m] = 1; order[++n] = m }
 			}
 			next
@@ -133,7 +146,7 @@ perf() {
 					c("knfsd-tcp", m), c("gonfsrdma-tcp", m), r("knfsd-tcp", "gonfsrdma-tcp", m)
 			}
 			if (hdr != "") printf "\nbench: %s\n", hdr
-		}' "$rows" "${files[@]}"
+		}' "$rows" "${cost[@]}" "${files[@]}"
 }
 
 case $cmd in

@@ -437,7 +437,21 @@ decode_xprt() {
 		printf "read_chunks=%s write_chunks=%s reply_chunks=%s connects=%s sends=%s recvs=%s bad_xids=%s rdma_request_bytes=%s rdma_reply_bytes=%s pullup_copies=%s fixup_copies=%s hardway_registers=%s failed_marshal=%s bad_replies=%s nomsg_calls=%s\n",
 			$13, $14, $15, $5, $8, $9, $10, $16, $17, $18, $19, $20, $21, $22, $23 }'
 }
-save_chunks() { xprt_line | awk '$2 == "rdma" { print $13, $14, $15 }' >"/tmp/chunks.$1"; } # read write reply
+# read write reply chunks, failed marshals, MRs allocated, local invalidations
+save_chunks() { xprt_line | awk '$2 == "rdma" { print $13, $14, $15, $21, $26, $27 }' >"/tmp/chunks.$1"; }
+# The client's own RDMA cost of a phase (xprtrdma's counters: local
+# invalidations it had to post, MRs it allocated, marshals that failed),
+# for the harness table beside the other server's: results/client-rdma.tsv
+# (server, transport, phase, local_inv, mrs_allocated, failed_marshal).
+step_client_rdma_cost() { # tag phase
+	local a b d=() i
+	read -ra a <"/tmp/chunks.$1.before" 2>/dev/null
+	read -ra b <"/tmp/chunks.$1.after" 2>/dev/null
+	((${#a[@]} == 6 && ${#b[@]} == 6)) || fail "no xprt: rdma counters recorded (not an RDMA mount, or the step before failed)"
+	for i in 5 4 3; do d+=($((b[i] - a[i]))); done
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$SERVER" "$XPORT" "$2" "${d[@]}" >>"$RES/client-rdma.tsv"
+	note "client: local invalidations +${d[0]}, MRs allocated +${d[1]}, failed marshals +${d[2]}"
+}
 step_chunk_check() { # tag field(1=read,2=write,3=reply) label
 	local a b
 	a=$(cut -d' ' -f"$2" "/tmp/chunks.$1.before" 2>/dev/null)
@@ -1193,6 +1207,8 @@ workload() { # transport mount-options
 	if [[ $xp == rdma ]]; then
 		S "$xp" "Read chunks used by the ${BIG_MB} MiB write" 10 step_chunk_check big_write 1 "read_chunks"
 		S "$xp" "Write chunks used by the ${BIG_MB} MiB read" 10 step_chunk_check big_read 2 "write_chunks"
+		S "$xp" "client RDMA cost of the ${BIG_MB} MiB write" 10 step_client_rdma_cost big_write "${BIG_MB} MiB write"
+		S "$xp" "client RDMA cost of the ${BIG_MB} MiB read" 10 step_client_rdma_cost big_read "${BIG_MB} MiB read"
 	fi
 	S "$xp" "O_DIRECT write+read (4 MiB, 1 MiB+1)" "$STEP_TIMEOUT" step_direct
 	S "$xp" "create 2000 entries" "$BIG_TIMEOUT" step_mkdir2000
