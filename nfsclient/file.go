@@ -1,7 +1,6 @@
 package nfsclient
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -540,7 +539,7 @@ func (fl *File) Write(p []byte) (int, error) {
 	}
 	if len(p) < bs && fl.flag&O_SYNC == 0 {
 		fl.mu.Lock()
-		fl.pending = append(make([]byte, 0, bs), p...)
+		fl.pending = append(fl.fs.writeBuf()[:0], p...)
 		fl.pendingOff = off
 		fl.off = off + int64(len(p))
 		fl.mu.Unlock()
@@ -602,7 +601,8 @@ func (fl *File) writeBlocks(p []byte, off int64, owned bool) (int, error) {
 		hi := min(lo+bs, len(p))
 		data := p[lo:hi]
 		if !owned {
-			data = bytes.Clone(data)
+			b := fl.fs.writeBuf()
+			data = b[:copy(b, data)]
 		}
 		sem <- struct{}{}
 		wg.Add(1)
@@ -698,7 +698,11 @@ func (fl *File) commit() error {
 		fl.wmu.Lock()
 		if !changed && !fl.verfChanged && res.Verf == verf && fl.verf == verf {
 			// Everything written so far is stable; writes that raced
-			// with the COMMIT stay listed.
+			// with the COMMIT stay listed. The committed extents' WRITEs
+			// have completed, so their buffers are free.
+			for _, e := range ext {
+				fl.fs.putWriteBuf(e.data)
+			}
 			fl.uncommitted = fl.uncommitted[len(ext):]
 			fl.held = 0
 			for _, e := range fl.uncommitted {
@@ -763,7 +767,6 @@ func (fl *File) ReadFrom(r io.Reader) (int64, error) {
 	fl.mu.Lock()
 	start := fl.off
 	fl.mu.Unlock()
-	bs := fl.fs.wsize
 	sem := make(chan struct{}, fl.fs.cfg.Depth)
 	var wg sync.WaitGroup
 	var emu sync.Mutex
@@ -777,7 +780,7 @@ func (fl *File) ReadFrom(r io.Reader) (int64, error) {
 		if failed {
 			break
 		}
-		buf := make([]byte, bs)
+		buf := fl.fs.writeBuf()
 		n, err := io.ReadFull(r, buf)
 		if n > 0 {
 			off := start + total
@@ -794,6 +797,8 @@ func (fl *File) ReadFrom(r io.Reader) (int64, error) {
 					emu.Unlock()
 				}
 			}(buf[:n])
+		} else {
+			fl.fs.putWriteBuf(buf)
 		}
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			break

@@ -38,6 +38,10 @@ type fsState struct {
 	nfs    *client.Client
 	rsize  int
 	wsize  int
+	// writeBufs holds wsize-byte buffers for WRITE data the client keeps
+	// until a COMMIT makes it stable (file.go): reused, a large copy does
+	// not fault in fresh memory for every block.
+	writeBufs sync.Pool
 
 	fellBack error
 
@@ -422,3 +426,21 @@ func (f *FS) Open(name string) (fs.File, error) {
 }
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
+
+// writeBuf returns a buffer of wsize bytes for WRITE data (len wsize).
+func (f *fsState) writeBuf() []byte {
+	if b, ok := f.writeBufs.Get().(*[]byte); ok {
+		return *b
+	}
+	return make([]byte, f.wsize)
+}
+
+// putWriteBuf returns a buffer from writeBuf once nothing refers to it:
+// the data it held is committed (or was never sent).
+func (f *fsState) putWriteBuf(b []byte) {
+	if cap(b) != f.wsize {
+		return
+	}
+	b = b[:cap(b)]
+	f.writeBufs.Put(&b)
+}
