@@ -72,6 +72,9 @@ const (
 	MaxInlineSize     = 65536
 	DefaultMaxRecord  = 1<<20 + 64<<10
 	DefaultMaxPayload = 1 << 20
+	// maxInitiatorDepth bounds the RDMA Reads a connection has in
+	// flight (knfsd's svcrdma uses at most 16 too).
+	maxInitiatorDepth = 16
 )
 
 func (c Config) withDefaults() Config {
@@ -333,12 +336,16 @@ func (s *Server) accept(req verbs.ConnRequest) {
 		c.free = append(c.free, c.slots[i])
 	}
 	c.work = make(chan *slot, nslots)
-	ird := req.ResponderResources()
-	if ird == 0 {
-		ird = 1
-	}
-	if ird > 16 {
-		ird = 16
+	// The server issues the RDMA Reads (WRITE data, position-zero
+	// chunks): as many at a time as the client will serve, its
+	// responder resources (the Linux client offers the device's
+	// max_qp_rd_atom), at most 16, as knfsd caps sc_ord. With 1, every
+	// Read waits for the one before it, and on a link that loses frames
+	// each loss stalls the whole connection for a retransmission
+	// timeout: the kernel client's calls then time out (issue 16).
+	ord := min(req.ResponderResources(), maxInitiatorDepth)
+	if ord == 0 {
+		ord = 1
 	}
 	priv := PrivateData{RemoteInvalidate: cfg.SendWithInvalidate, SendSize: c.sendMax, RecvSize: c.recvSize}.Append(nil)
 	c.ctx, c.cancel = context.WithCancel(s.life.Context())
@@ -347,7 +354,7 @@ func (s *Server) accept(req verbs.ConnRequest) {
 		fail("accept", ErrServerClosed)
 		return
 	}
-	if err := req.Accept(priv, ird, 0); err != nil {
+	if err := req.Accept(priv, ord, 0); err != nil {
 		s.life.Remove(c)
 		c.cancel()
 		log.Info("accept failed", zap.Error(err))
@@ -357,6 +364,7 @@ func (s *Server) accept(req verbs.ConnRequest) {
 	}
 	if ce := log.Check(zap.DebugLevel, "connection established"); ce != nil {
 		ce.Write(zap.Int("credits", cfg.Credits), zap.Int("inline_send", c.sendMax), zap.Int("inline_recv", c.recvSize),
+			zap.Uint8("initiator_depth", ord), zap.Uint8("peer_responder_resources", req.ResponderResources()),
 			zap.Bool("private_data", hasPD), zap.Bool("remote_invalidate", c.remoteInv))
 	}
 	c.run()

@@ -51,7 +51,10 @@ type ConnRequest interface {
 	Conn(cfg Config) (Conn, error)
 	// Accept answers with a CM REP (rdma_accept) carrying privateData (at
 	// most MaxRepPrivateData bytes) and waits until the connection is
-	// established. Conn must have been called first.
+	// established. Conn must have been called first. initiatorDepth (the
+	// RDMA Reads this side issues at a time: at most the peer's
+	// ResponderResources) and responderResources are cut to what the
+	// device supports.
 	Accept(privateData []byte, initiatorDepth, responderResources uint8) error
 	// Reject answers with a CM REJ carrying privateData (at most
 	// MaxRejPrivateData bytes) and closes the Conn if one was created. MRs

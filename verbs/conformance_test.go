@@ -38,7 +38,8 @@ type pair struct {
 	cmr, smr   *MR
 	ln         Listener
 	reqPriv    []byte // what the server saw
-	reqIRD     uint8
+	reqIRD     uint8  // the client's offered initiator depth, as the server saw it
+	reqORD     uint8  // ... and its responder resources
 	reqAddr    string
 	noCliRecvs bool
 }
@@ -87,6 +88,7 @@ func connectPair(t testing.TB, e *env, o pairOpts) *pair {
 		}
 		p.reqPriv = append([]byte(nil), req.PrivateData()...)
 		p.reqIRD = req.InitiatorDepth()
+		p.reqORD = req.ResponderResources()
 		p.reqAddr = req.RemoteAddr()
 		c, err := req.Conn(o.cfg)
 		if err != nil {
@@ -104,10 +106,12 @@ func connectPair(t testing.TB, e *env, o pairOpts) *pair {
 		srvErr <- req.Accept(o.srvPriv, 4, 4)
 	}()
 	cli, err := e.prov.Dial(ctx, ln.Addr(), ConnParams{
-		Config:             o.cfg,
-		PrivateData:        o.cliPriv,
-		InitiatorDepth:     4,
-		ResponderResources: 4,
+		Config:      o.cfg,
+		PrivateData: o.cliPriv,
+		// Different values, so that a provider that reports them
+		// swapped (rdma_cm gives them from the receiver's side) fails.
+		InitiatorDepth:     3,
+		ResponderResources: 5,
 		RetryCount:         7,
 		Prepare: func(c Conn) error {
 			m, err := c.Register(mrSize, o.cliAccess)
@@ -273,8 +277,8 @@ func testConnectPrivateData(t *testing.T, e *env) {
 	if !bytes.HasPrefix(p.srv.PeerPrivateData(), []byte("req-private")) {
 		t.Errorf("server conn PeerPrivateData %q", p.srv.PeerPrivateData())
 	}
-	if p.reqIRD != 4 {
-		t.Errorf("server saw initiator depth %d, want 4", p.reqIRD)
+	if p.reqIRD != 3 || p.reqORD != 5 {
+		t.Errorf("server saw initiator depth %d and responder resources %d, want the client's 3 and 5", p.reqIRD, p.reqORD)
 	}
 	if p.reqAddr == "" || p.srv.RemoteAddr() == "" || p.cli.RemoteAddr() == "" {
 		t.Errorf("empty addresses: req %q srv %q cli %q", p.reqAddr, p.srv.RemoteAddr(), p.cli.RemoteAddr())

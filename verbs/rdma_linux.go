@@ -400,24 +400,31 @@ func (ln *rdmaListener) Close() error {
 
 // cmEvent is the Go copy of a shim_cm_event.
 type cmEvent struct {
-	event    C.int
-	status   int
-	id       *C.struct_rdma_cm_id
-	priv     []byte
-	ird, ord uint8
-	local    string
-	peer     string
+	event  C.int
+	status int
+	id     *C.struct_rdma_cm_id
+	priv   []byte
+	// peerIRD and peerORD are, for a connection request, the peer's
+	// initiator depth (RDMA Reads it will issue to us at a time) and
+	// responder resources (RDMA Reads from us it will serve at a time).
+	// rdma_cm reports them from the receiver's side: its
+	// param.conn.initiator_depth is how many Reads the receiver may have
+	// outstanding at the peer, that is the peer's responder resources
+	// (the kernel's cm_format_req_event swaps the REQ's fields).
+	peerIRD, peerORD uint8
+	local            string
+	peer             string
 }
 
 func goCMEvent(e *C.struct_shim_cm_event) cmEvent {
 	ev := cmEvent{
-		event:  e.event,
-		status: int(e.status),
-		id:     e.id,
-		ird:    uint8(e.initiator_depth),
-		ord:    uint8(e.responder_resources),
-		local:  C.GoString(&e.local[0]),
-		peer:   C.GoString(&e.peer[0]),
+		event:   e.event,
+		status:  int(e.status),
+		id:      e.id,
+		peerIRD: uint8(e.responder_resources),
+		peerORD: uint8(e.initiator_depth),
+		local:   C.GoString(&e.local[0]),
+		peer:    C.GoString(&e.peer[0]),
 	}
 	if e.priv_len > 0 {
 		ev.priv = C.GoBytes(unsafe.Pointer(&e.priv[0]), e.priv_len)
@@ -437,8 +444,8 @@ type rdmaRequest struct {
 func (r *rdmaRequest) PrivateData() []byte       { return r.ev.priv }
 func (r *rdmaRequest) RemoteAddr() string        { return r.ev.peer }
 func (r *rdmaRequest) LocalAddr() string         { return r.ev.local }
-func (r *rdmaRequest) InitiatorDepth() uint8     { return r.ev.ird }
-func (r *rdmaRequest) ResponderResources() uint8 { return r.ev.ord }
+func (r *rdmaRequest) InitiatorDepth() uint8     { return r.ev.peerIRD }
+func (r *rdmaRequest) ResponderResources() uint8 { return r.ev.peerORD }
 
 func (r *rdmaRequest) Conn(cfg Config) (Conn, error) {
 	r.mu.Lock()
@@ -476,6 +483,12 @@ func (r *rdmaRequest) Accept(privateData []byte, initiatorDepth, responderResour
 	r.answered = true
 	r.mu.Unlock()
 	c := r.c
+	// The device bounds both depths; rdma_accept fails above them.
+	var maxInit, maxResp C.int
+	if C.shim_rd_atom_limits(c.id.verbs, &maxInit, &maxResp) == 0 {
+		initiatorDepth = uint8(min(int(initiatorDepth), int(maxInit)))
+		responderResources = uint8(min(int(responderResources), int(maxResp)))
+	}
 	// rnr_retry_count 7 (infinite) for the peer's Sends to us: we always
 	// keep Receives posted; retry_count is ignored when accepting.
 	rc := C.shim_connect(c.id, cBytes(privateData), C.int(len(privateData)),

@@ -134,6 +134,18 @@ static int shim_is_rxe(struct ibv_context *ctx) {
 	return a.vendor_id == 0xFFFFFF;
 }
 
+// shim_rd_atom_limits gives the device's bounds on RDMA Reads in flight
+// per QP: as initiator (max_qp_init_rd_atom) and as responder
+// (max_qp_rd_atom). rdma_accept refuses larger values with EINVAL.
+static int shim_rd_atom_limits(struct ibv_context *ctx, int *init, int *resp) {
+	struct ibv_device_attr a;
+	if (ibv_query_device(ctx, &a))
+		return -errno;
+	*init = a.max_qp_init_rd_atom;
+	*resp = a.max_qp_rd_atom;
+	return 0;
+}
+
 static int shim_post_recv(struct ibv_qp *qp, struct shim_recv_wr *w, int n, struct ibv_sge *sges, int *bad) {
 	struct ibv_recv_wr wrs[SHIM_MAX_BATCH], *badwr = NULL;
 	int i, rc;
