@@ -159,9 +159,15 @@ func (c *conn) serveCall(s *slot) {
 	if len(s.cc.Reads) > 0 {
 		var err error
 		if msg, err = c.pullReads(s, inline); err != nil {
-			if !errors.Is(err, errDead) {
+			// The Reads failed or were flushed: the connection is
+			// dead (its first error is logged once, at teardown) or
+			// no buffer could be had; no reply either way, the
+			// client retransmits.
+			var wce *verbs.WCError
+			if !errors.As(err, &wce) && !errors.Is(err, errDead) && !c.isDead() {
 				c.log.Info("cannot pull read chunks", zap.Uint32("xid", s.hdr.XID), zap.Error(err))
 			}
+			c.failure.dropped.Add(1)
 			c.release(s)
 			return
 		}
@@ -196,7 +202,7 @@ func (c *conn) pullReads(s *slot, inline []byte) ([]byte, error) {
 		for _, seg := range ch.Segs {
 			s.sges = append(s.sges, m.SGE(off, int(seg.Length)))
 			s.wrs = append(s.wrs, verbs.SendWR{
-				ID: sendWRID(wrOther, s.idx), Opcode: verbs.OpRDMARead, SGL: s.sges[len(s.sges)-1:],
+				ID: sendWRID(wrReadChain, s.idx), Opcode: verbs.OpRDMARead, SGL: s.sges[len(s.sges)-1:],
 				RemoteAddr: seg.Offset, RKey: seg.Handle,
 			})
 			off += int(seg.Length)

@@ -75,7 +75,7 @@ func (c *conn) sendReply(s *slot) {
 			c.sendError(s, h.XID, ErrChunk)
 			return
 		}
-		s.wrs, s.sges, s.used = appendWrites(s.wrs, s.sges, s.used, m, off, n, h.WriteList[0], sendWRID(wrOther, s.idx))
+		s.wrs, s.sges, s.used = appendWrites(s.wrs, s.sges, s.used, m, off, n, h.WriteList[0], sendWRID(wrWrite, s.idx))
 		b = AppendFixed(b, h.XID, c.credits, ProcMsg)
 		b = xdr.AppendUint32(b, 0)
 		b = appendEcho(b, h, s.used)
@@ -95,13 +95,14 @@ func (c *conn) sendReply(s *slot) {
 		// The whole reply goes into the Reply chunk; RDMA_NOMSG with an
 		// empty Write list says where.
 		m, err := s.borrow()
-		if err != nil {
+		if err != nil { // the connection died
+			c.failure.dropped.Add(1)
 			c.release(s)
 			return
 		}
 		flat := r.AppendFlat(m.Bytes()[:0])
 		copied = len(flat)
-		s.wrs, s.sges, s.used = appendWrites(s.wrs, s.sges, s.used, m, 0, len(flat), h.ReplyChunk, sendWRID(wrOther, s.idx))
+		s.wrs, s.sges, s.used = appendWrites(s.wrs, s.sges, s.used, m, 0, len(flat), h.ReplyChunk, sendWRID(wrWrite, s.idx))
 		b = AppendFixed(b, h.XID, c.credits, ProcNoMsg)
 		b = xdr.AppendUint32(b, 0)
 		b = xdr.AppendUint32(b, 0)
@@ -173,16 +174,18 @@ func (c *conn) postReply(s *slot, n int, op verbs.WROpcode, inv uint32) {
 	// A call run on the completion goroutine reserved its one Send
 	// beforehand (runsInline); others wait for room here.
 	if k := len(s.wrs); k > s.sqHeld {
-		if !c.sq.acquire(k - s.sqHeld) {
+		if !c.sq.acquire(k - s.sqHeld) { // the connection died
+			c.failure.dropped.Add(1)
 			c.release(s)
 			return
 		}
 		s.sqHeld = k
 	}
 	if err := c.postSend(s.wrs); err != nil {
-		if err != errDead {
+		if err != errDead && c.vc.Err() == nil {
 			c.log.Info("cannot post reply", zap.Error(err))
 		}
+		c.failure.dropped.Add(1)
 		c.release(s)
 	}
 }

@@ -263,6 +263,8 @@ type conn struct {
 	busy     int // calls received and not yet released
 	draining bool
 	warned   bool
+
+	failure connFailure // how the connection died (failure.go)
 }
 
 // accept sets up a connection for req and runs it until it dies.
@@ -378,6 +380,10 @@ const (
 	wrRead  = 2 // the signaled last RDMA Read of a call's Read chain
 	wrSend  = 3 // the signaled Send that ends a reply
 	wrOther = 4 // unsignaled WRs; they complete only in error
+	// Unsignaled RDMA Reads before a chain's last, and RDMA Writes of a
+	// reply: like wrOther, but their error names what failed.
+	wrReadChain = 5
+	wrWrite     = 6
 )
 
 func recvWRID(i int) uint64             { return wrRecv<<32 | uint64(i) }
@@ -412,12 +418,12 @@ func (c *conn) complete(wc *verbs.Completion) {
 		return
 	}
 	s := c.slots[i]
+	if wc.Status != verbs.WCSuccess {
+		c.failure.completedInError(wc, kind)
+	}
 	switch kind {
 	case wrRecv:
 		if wc.Status != verbs.WCSuccess {
-			if wc.Status != verbs.WCWRFlushErr {
-				c.log.Info("receive failed", zap.Error(wc.Err()))
-			}
 			return
 		}
 		c.received(s, int(wc.ByteLen))
@@ -427,14 +433,10 @@ func (c *conn) complete(wc *verbs.Completion) {
 		default:
 		}
 	case wrSend:
-		if wc.Status != verbs.WCSuccess && wc.Status != verbs.WCWRFlushErr {
-			c.log.Info("reply send failed", zap.Error(wc.Err()))
+		if wc.Status != verbs.WCSuccess {
+			c.failure.dropped.Add(1)
 		}
 		c.release(s)
-	case wrOther:
-		if wc.Status != verbs.WCWRFlushErr {
-			c.log.Info("RDMA operation failed", zap.Error(wc.Err()))
-		}
 	}
 }
 
@@ -457,9 +459,15 @@ func (c *conn) received(s *slot, n int) {
 	c.mu.Unlock()
 	if f != nil {
 		if err := c.postRecv(f); err != nil {
+			// The grant is no longer covered: the client's next Send
+			// may find no Receive. Tear the connection down now (the
+			// client reconnects and retransmits) rather than let it
+			// die of that later.
 			c.mu.Lock()
 			c.free = append(c.free, f)
 			c.mu.Unlock()
+			c.failure.record(err, "receive re-post")
+			c.vc.Disconnect()
 		}
 	}
 	if warn {
@@ -552,6 +560,13 @@ func (c *conn) postSend(wrs []verbs.SendWR) error {
 	return c.vc.PostSend(wrs)
 }
 
+// isDead reports whether teardown has begun.
+func (c *conn) isDead() bool {
+	c.postMu.Lock()
+	defer c.postMu.Unlock()
+	return c.dead
+}
+
 // teardown runs once Poll reports the connection dead and every posted
 // WR flushed: stop the workers, close the queue pair, free the memory.
 func (c *conn) teardown(err error) {
@@ -569,14 +584,7 @@ func (c *conn) teardown(err error) {
 	c.workerWG.Wait()
 	c.vc.Close()
 	c.releaseMemory()
-	switch {
-	case errors.Is(err, verbs.ErrDisconnected) || errors.Is(err, verbs.ErrClosed):
-		if ce := c.log.Check(zap.DebugLevel, "connection closed"); ce != nil {
-			ce.Write(zap.Error(err))
-		}
-	default:
-		c.log.Info("connection lost", zap.Error(err))
-	}
+	c.failure.log(c.log, err)
 }
 
 func (c *conn) releaseMemory() {
