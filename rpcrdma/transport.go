@@ -247,6 +247,7 @@ type conn struct {
 	workers        int
 	workerWG       sync.WaitGroup
 	idle           atomic.Int32 // workers waiting for work
+	queued         atomic.Int32 // calls sent to work and not yet taken
 	big            *bigPool
 	sq             *sqBudget
 
@@ -485,7 +486,13 @@ func (c *conn) received(s *slot, n int) {
 		c.serveCall(s)
 		return
 	}
-	if c.idle.Load() == 0 && c.workers < int(c.credits) {
+	// A worker for this call unless an idle one is left over for it
+	// after the calls queued before it. Comparing idle with zero alone
+	// starved a call: a worker that has taken a call but not yet
+	// decremented idle still counts as idle, so the next call was queued
+	// with no worker to take it while every worker was busy (held, say,
+	// by slow writes) and the credits allowed more.
+	if q := c.queued.Add(1); c.idle.Load() < q && c.workers < int(c.credits) {
 		c.workers++
 		c.workerWG.Add(1)
 		go c.worker()
@@ -602,7 +609,8 @@ func (c *conn) worker() {
 	for {
 		c.idle.Add(1)
 		s, ok := <-c.work
-		c.idle.Add(-1)
+		c.idle.Add(-1) // before queued: never seen idle for a call it took
+		c.queued.Add(-1)
 		if !ok {
 			return
 		}
