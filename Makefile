@@ -10,7 +10,7 @@ EXPORT   ?= /srv/gonfsrdma
 # Packages built only with -tags ceph (the CephFS backend and its users).
 CEPH_PKGS := ./vfs/cephfs/
 
-.PHONY: all deps build build-ceph run test test-ceph check conformance fuzz bench bench-peers lint interop test-kernel clean
+.PHONY: all deps build build-ceph run test test-ceph check conformance fuzz bench bench-peers lint interop test-kernel clean man install deb deb-check
 
 all: build
 
@@ -29,7 +29,48 @@ build:
 # The same binary with the CephFS backend (backend=cephfs): it links
 # libcephfs and librados, so it needs them installed to start.
 build-ceph:
-	CGO_ENABLED=1 $(GO) build -tags ceph -o $(BIN) ./cmd/gonfsrdma
+	CGO_ENABLED=1 $(GO) build -tags ceph -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/gonfsrdma
+
+# Where `make install` puts things (DESTDIR for staging): the binary, the
+# man page generated from the command line, the systemd unit (systemd
+# reads /usr/local/lib/systemd/system too), shell completions, and the
+# example exports file and /etc/default/gonfsrdma unless they exist.
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+DATADIR    ?= $(PREFIX)/share
+MANDIR     ?= $(DATADIR)/man
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+SYSCONFDIR ?= /etc
+
+man: build
+	./$(BIN) man | gzip -9n > bin/gonfsrdma.8.gz
+
+install: build
+	install -D -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/gonfsrdma
+	install -d $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DATADIR)/bash-completion/completions \
+	  $(DESTDIR)$(DATADIR)/zsh/vendor-completions $(DESTDIR)$(DATADIR)/fish/vendor_completions.d $(DESTDIR)$(UNITDIR)
+	./$(BIN) man | gzip -9n > $(DESTDIR)$(MANDIR)/man8/gonfsrdma.8.gz
+	./$(BIN) completion bash > $(DESTDIR)$(DATADIR)/bash-completion/completions/gonfsrdma
+	./$(BIN) completion zsh > $(DESTDIR)$(DATADIR)/zsh/vendor-completions/_gonfsrdma
+	./$(BIN) completion fish > $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/gonfsrdma.fish
+	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' packaging/gonfsrdma.service.in > $(DESTDIR)$(UNITDIR)/gonfsrdma.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/gonfsrdma.service $(DESTDIR)$(MANDIR)/man8/gonfsrdma.8.gz
+	install -D -m 0644 README.md $(DESTDIR)$(DATADIR)/doc/gonfsrdma/README.md
+	[ -e $(DESTDIR)$(SYSCONFDIR)/gonfsrdma/exports ] || install -D -m 0644 packaging/exports $(DESTDIR)$(SYSCONFDIR)/gonfsrdma/exports
+	[ -e $(DESTDIR)$(SYSCONFDIR)/default/gonfsrdma ] || install -D -m 0644 packaging/default $(DESTDIR)$(SYSCONFDIR)/default/gonfsrdma
+	@if [ -z "$(DESTDIR)" ]; then mkdir -p /srv/gonfsrdma; \
+	  echo "installed; start with: systemctl daemon-reload && systemctl enable --now gonfsrdma"; fi
+
+# The Debian package build/deb/gonfsrdma_VERSION_ARCH.deb, made by nfpm
+# run as a Go tool (tools/nfpm/go.mod pins it).
+deb: build
+	scripts/deb.sh
+
+# The package installed into a fresh dpkg root, its unit checked by
+# systemd-analyze verify and started from its own directives
+# (scripts/deb-check.sh says what this proves and what it does not).
+deb-check: deb
+	scripts/deb-check.sh build/deb/gonfsrdma.deb
 
 # Serve $(EXPORT) (created if missing) read-write to loopback clients.
 run: deps build
@@ -93,7 +134,7 @@ test-kernel: build
 	GONFSRDMA_REQUIRE=$(GONFSRDMA_REQUIRE) conformance/kernel/run.sh
 
 # The README's test command: everything CI runs.
-check: deps lint test conformance fuzz interop test-ceph test-kernel
+check: deps lint test conformance fuzz interop test-ceph deb-check test-kernel
 
 clean:
-	rm -rf bin
+	rm -rf bin build

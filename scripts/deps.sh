@@ -6,8 +6,12 @@ set -euo pipefail
 # libcephfs-dev, librados-dev: the CephFS backend (go build -tags ceph);
 # ceph-mon, ceph-mgr, ceph-osd, ceph-mds (with the ceph CLI) and
 # uuid-runtime: scripts/ceph-cluster.sh's throwaway cluster for make test-ceph.
+# systemd (systemd-analyze), dpkg-dev (dpkg-shlibdeps), groff-base and
+# bash-completion: make deb and deb-check (the unit verified, the Depends
+# computed, the man page formatted, the completion script run).
 need=(libibverbs-dev librdmacm-dev libnfs-utils qemu-system-x86 iproute2 xfsprogs btrfs-progs
-	libcephfs-dev librados-dev ceph-mon ceph-mgr ceph-osd ceph-mds uuid-runtime)
+	libcephfs-dev librados-dev ceph-mon ceph-mgr ceph-osd ceph-mds uuid-runtime
+	systemd dpkg-dev groff-base bash-completion)
 missing=()
 for p in "${need[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
