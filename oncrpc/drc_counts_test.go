@@ -16,12 +16,12 @@ func TestDRCCounts(t *testing.T) {
 		{Name: "NULL", Handler: func(context.Context, *Call, *Reply) error { runs++; return nil }},
 	}}}}
 	d := NewDispatcher(zap.NewNop(), drc, prog)
-	conn := &ConnInfo{Transport: TCP, Remote: netip.MustParseAddrPort("127.0.0.1:900")}
+	from := Peer{Transport: TCP, Remote: netip.MustParseAddrPort("127.0.0.1:900")}
 	send := func(xid uint32) {
-		msg := AppendCallHeader(nil, &CallHeader{XID: xid, Prog: 400200, Vers: 1, Proc: 0})
+		ex := &BufferExchange{From: from, Msg: AppendCallHeader(nil, &CallHeader{XID: xid, Prog: 400200, Vers: 1, Proc: 0})}
 		var call Call
-		reply := NewReply(nil, nil)
-		d.Dispatch(context.Background(), msg, conn, &call, &reply)
+		reply := NewReply(nil)
+		d.Dispatch(context.Background(), ex, &call, &reply)
 	}
 	send(1)
 	send(1) // replayed
