@@ -80,8 +80,8 @@ run: deps build
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
-	$(GO) vet -tags nordma ./verbs/
-	CGO_ENABLED=0 $(GO) vet ./verbs/ ./rpcrdma/ ./daemon/ ./cmd/...
+	$(GO) vet -tags nordma ./verbs/...
+	CGO_ENABLED=0 $(GO) vet ./verbs/... ./rpcrdma/ ./daemon/ ./cmd/...
 	$(GO) vet -tags ceph $(CEPH_PKGS)
 	@cgo=$$($(GO) list -tags ceph -f '{{if .CgoFiles}}{{.ImportPath}}{{end}}' $(PKGS) | grep -v -e '/verbs$$' -e '/vfs/cephfs$$' || true); \
 	  if [ -n "$$cgo" ]; then echo "cgo outside verbs/ and vfs/cephfs/: $$cgo"; exit 1; fi
@@ -90,9 +90,9 @@ lint:
 # tag, and no cgo at all (verbs falls back to the same stub).
 test:
 	$(GO) test -race -count=1 -timeout 15m $(PKGS)
-	$(GO) test -count=1 -tags nordma ./verbs/
+	$(GO) test -count=1 -tags nordma ./verbs/...
 	CGO_ENABLED=0 $(GO) build ./...
-	CGO_ENABLED=0 $(GO) test -count=1 ./verbs/ ./rpcrdma/ ./daemon/
+	CGO_ENABLED=0 $(GO) test -count=1 ./verbs/... ./rpcrdma/ ./daemon/
 	# Memory and availability bounds, asserted without the race detector.
 	$(GO) test -count=1 -run '^TestRSS' ./oncrpc/
 

@@ -17,6 +17,7 @@ import (
 	"github.com/gonfsrdma/gonfsrdma/oncrpc/rpcbind"
 	"github.com/gonfsrdma/gonfsrdma/rpcrdma"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
+	"github.com/gonfsrdma/gonfsrdma/verbs/softfabric"
 )
 
 // startDaemon runs a whole server exporting an empty temporary directory
@@ -28,7 +29,7 @@ import (
 // callback service (GRANTED_MSG, _RES, SM_NOTIFY); its address goes to
 // Config.CallbackPortmap through suiteCallbackPortmap. The grace period
 // is suiteGrace, a few seconds, so the grace tests stay short.
-func startDaemon(t *testing.T, fabric *verbs.Fabric, rdmaAddr string) (d *daemon.Daemon, export, roExport string, pmPort int) {
+func startDaemon(t *testing.T, fabric *softfabric.Fabric, rdmaAddr string) (d *daemon.Daemon, export, roExport string, pmPort int) {
 	t.Helper()
 	clientPM, err := rpcbind.Start(context.Background(), zap.NewNop(), rpcbind.Config{Addr: "127.0.0.1:0"})
 	if err != nil {
@@ -102,7 +103,7 @@ func TestSuiteTCP(t *testing.T) {
 // software fabric (MOUNT, rpcbind and the raw RPC tests stay on TCP, as
 // with the Linux client).
 func TestSuiteRDMAFabric(t *testing.T) {
-	fabric := verbs.NewFabric()
+	fabric := softfabric.NewFabric()
 	d, export, ro, pmPort := startDaemon(t, fabric, "127.0.0.1:20049")
 	runSuite(t, d, export, pmPort, Config{
 		Transport: "rdma",

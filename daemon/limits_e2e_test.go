@@ -17,6 +17,7 @@ import (
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	"github.com/gonfsrdma/gonfsrdma/rpcrdma"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
+	"github.com/gonfsrdma/gonfsrdma/verbs/softfabric"
 )
 
 // servedOver reports whether a NULL call of program prog over a new TCP
@@ -54,7 +55,7 @@ func TestLimitsSharedByEveryListener(t *testing.T) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	fabric := verbs.NewFabric()
+	fabric := softfabric.NewFabric()
 	cfg := Config{
 		DefaultExport: dir,
 		NFSAddr:       "127.0.0.1:0",

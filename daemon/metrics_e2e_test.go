@@ -22,14 +22,14 @@ import (
 	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	"github.com/gonfsrdma/gonfsrdma/rpcrdma"
-	"github.com/gonfsrdma/gonfsrdma/verbs"
+	"github.com/gonfsrdma/gonfsrdma/verbs/softfabric"
 )
 
 // metricsDaemon is a daemon serving TCP, RDMA on a software fabric and
 // metrics, with the export's root handle.
 type metricsDaemon struct {
 	d           *Daemon
-	fabric      *verbs.Fabric
+	fabric      *softfabric.Fabric
 	rdmaAddr    string
 	dir         string
 	exportsFile string
@@ -38,7 +38,7 @@ type metricsDaemon struct {
 
 func startMetricsDaemon(t *testing.T) *metricsDaemon {
 	t.Helper()
-	m := &metricsDaemon{fabric: verbs.NewFabric(), rdmaAddr: "metrics-daemon:20049"}
+	m := &metricsDaemon{fabric: softfabric.NewFabric(), rdmaAddr: "metrics-daemon:20049"}
 	m.dir = filepath.Join(t.TempDir(), "export")
 	if err := os.Mkdir(m.dir, 0o755); err != nil {
 		t.Fatal(err)

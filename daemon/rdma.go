@@ -72,9 +72,9 @@ func startRDMA(_ context.Context, log *zap.Logger, cfg Config, disp *oncrpc.Disp
 			return unavailable(err)
 		}
 	}
-	if _, software := provider.(*verbs.Fabric); !software {
-		// The software fabric registers ordinary Go memory and pins
-		// nothing, so RLIMIT_MEMLOCK does not bound it.
+	if verbs.PinsMemory(provider) {
+		// The software fabric pins nothing, so RLIMIT_MEMLOCK does not
+		// bound it.
 		rcfg.MaxPinned = fitMemlock(log, rcfg.MaxPinned)
 	}
 	l, err := provider.Listen(cfg.RDMAAddr)

@@ -18,13 +18,13 @@ import (
 	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	"github.com/gonfsrdma/gonfsrdma/rpcrdma"
-	"github.com/gonfsrdma/gonfsrdma/verbs"
+	"github.com/gonfsrdma/gonfsrdma/verbs/softfabric"
 )
 
 // startForTransport starts a whole daemon exporting an empty directory
 // (rw, no_root_squash, insecure) over TCP and, on the given fabric, over
 // RPC-over-RDMA, and returns the root handle obtained through MOUNT.
-func startForTransport(t *testing.T, fabric *verbs.Fabric, rdmaAddr string) (*Daemon, []byte) {
+func startForTransport(t *testing.T, fabric *softfabric.Fabric, rdmaAddr string) (*Daemon, []byte) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "export")
 	if err := os.Mkdir(dir, 0o755); err != nil {
@@ -93,7 +93,7 @@ func TestEndToEndTCP(t *testing.T) {
 // software fabric, through the daemon's RDMA listener; MOUNT stays on TCP
 // as with the Linux client. Afterwards the fabric must hold nothing.
 func TestEndToEndRDMAFabric(t *testing.T) {
-	fabric := verbs.NewFabric()
+	fabric := softfabric.NewFabric()
 	n := 0
 	nfstest.RunEndToEnd(t, func(t *testing.T) (oncrpc.Caller, []byte) {
 		n++
@@ -114,7 +114,7 @@ func TestEndToEndRDMAFabric(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		st := fabric.Stats()
-		if st == (verbs.FabricStats{}) {
+		if st == (softfabric.FabricStats{}) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -130,7 +130,7 @@ func TestEndToEndRDMAFabric(t *testing.T) {
 // chunk) and READ (Write chunk), which saves it a local invalidation per
 // call; a client that does not offer it never gets one.
 func TestRDMASendWithInvalidate(t *testing.T) {
-	fabric := verbs.NewFabric()
+	fabric := softfabric.NewFabric()
 	_, root := startForTransport(t, fabric, "daemon-swi:20049")
 	ctx := context.Background()
 	for _, offer := range []bool{true, false} {

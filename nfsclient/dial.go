@@ -24,7 +24,7 @@ import (
 // RDMAOptions tune RPC-over-RDMA connections.
 type RDMAOptions struct {
 	// Provider makes the connections (nil: real RDMA through rdma-core,
-	// verbs.NewRDMAProvider). Tests pass a *verbs.Fabric.
+	// verbs.NewRDMAProvider). Tests pass a *softfabric.Fabric.
 	Provider verbs.Provider
 	// Addr, "host:port", replaces Host and Port for the RDMA connection
 	// (MOUNT still goes to Host).

@@ -16,7 +16,7 @@ import (
 
 	"github.com/gonfsrdma/gonfsrdma/daemon"
 	"github.com/gonfsrdma/gonfsrdma/nfsclient"
-	"github.com/gonfsrdma/gonfsrdma/verbs"
+	"github.com/gonfsrdma/gonfsrdma/verbs/softfabric"
 )
 
 // server is an in-process gonfsrdma daemon exporting a fresh directory rw
@@ -26,7 +26,7 @@ type server struct {
 	dir      string
 	cfg      daemon.Config
 	d        *daemon.Daemon
-	fab      *verbs.Fabric
+	fab      *softfabric.Fabric
 	rdmaAddr string
 }
 
@@ -46,7 +46,7 @@ func startServer(t *testing.T) *server {
 	if err := os.WriteFile(exportsFile, []byte(line), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := &server{t: t, dir: dir, fab: verbs.NewFabric(), rdmaAddr: fmt.Sprintf("fabric-nfs-%d:20049", rdmaSeq.Add(1))}
+	s := &server{t: t, dir: dir, fab: softfabric.NewFabric(), rdmaAddr: fmt.Sprintf("fabric-nfs-%d:20049", rdmaSeq.Add(1))}
 	s.cfg = daemon.Config{
 		ExportsFile:  exportsFile,
 		NFSAddr:      "127.0.0.1:0",

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
-	"github.com/gonfsrdma/gonfsrdma/verbs"
+	"github.com/gonfsrdma/gonfsrdma/verbs/softfabric"
 	"github.com/gonfsrdma/gonfsrdma/xdr"
 )
 
@@ -28,7 +28,7 @@ func benchCall(b *testing.B, cc *oncrpc.ClientCall, payload int) {
 		}
 	}
 	before, handlerBefore := e.srv.Stats().CopiedBytes, bulkCopied.Load()
-	var movedBefore verbs.FabricMoved
+	var movedBefore softfabric.FabricMoved
 	if e.fab != nil {
 		movedBefore = e.fab.Moved()
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
+	"github.com/gonfsrdma/gonfsrdma/verbs/softfabric"
 	"github.com/gonfsrdma/gonfsrdma/xdr"
 )
 
@@ -39,7 +40,7 @@ type evilServer struct {
 
 // startEvil listens on fab and returns the server once a client connected
 // (the client dials in dial).
-func startEvil(t *testing.T, fab *verbs.Fabric, addr string, remoteInv bool) <-chan *evilServer {
+func startEvil(t *testing.T, fab *softfabric.Fabric, addr string, remoteInv bool) <-chan *evilServer {
 	ln, err := fab.Listen(addr)
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +160,7 @@ func (s *evilServer) reply(xid uint32, write Chunk, results []byte, invalidate u
 }
 
 // TestClientKeysDieWithTheCall, "Windows": keys are window rkeys;
-// "Windowless": the fabric has no windows (verbs.Fabric.DisableWindows),
+// "Windowless": the fabric has no windows (softfabric.Fabric.DisableWindows),
 // so each call registers exactly its chunk's bytes and deregisters them
 // after the reply. Either way a finished call's key reaches nothing.
 func TestClientKeysDieWithTheCall(t *testing.T) {
@@ -177,7 +178,7 @@ func TestClientKeysDieWithTheCall(t *testing.T) {
 }
 
 func testStaleKeys(t *testing.T, windowless, readChunk, remoteInv, duringNext bool) {
-	fab := verbs.NewFabric()
+	fab := softfabric.NewFabric()
 	if windowless {
 		fab.DisableWindows()
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
+	"github.com/gonfsrdma/gonfsrdma/verbs/softfabric"
 )
 
 // depthListener records the depths the server accepts each request with.
@@ -45,7 +46,7 @@ func (r *depthRequest) Accept(priv []byte, initiatorDepth, responderResources ui
 // timeout (issue 16). That mapping is checked on a device by the verbs
 // conformance case ConnectPrivateData; this test holds the server's rule.
 func TestAcceptInitiatorDepth(t *testing.T) {
-	fab := verbs.NewFabric()
+	fab := softfabric.NewFabric()
 	disp := oncrpc.NewDispatcher(zap.NewNop(), nil, (&echoServer{unblock: make(chan struct{})}).program())
 	srv := NewServer(zap.NewNop(), disp, fab, Config{})
 	addr := fmt.Sprintf("fabric-depth-%d:20049", addrSeq.Add(1))
@@ -83,7 +84,7 @@ func TestAcceptInitiatorDepth(t *testing.T) {
 	if err := <-done; err != ErrServerClosed {
 		t.Fatalf("Serve returned %v", err)
 	}
-	waitFor(t, "fabric objects released", func() bool { return fab.Stats() == verbs.FabricStats{} }, func() string {
+	waitFor(t, "fabric objects released", func() bool { return fab.Stats() == softfabric.FabricStats{} }, func() string {
 		return fmt.Sprintf("%+v", fab.Stats())
 	})
 }

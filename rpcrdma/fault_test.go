@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
-	"github.com/gonfsrdma/gonfsrdma/verbs"
+	"github.com/gonfsrdma/gonfsrdma/verbs/softfabric"
 	"github.com/gonfsrdma/gonfsrdma/xdr"
 )
 
@@ -204,21 +204,21 @@ func TestDisconnectMidTransfer(t *testing.T) {
 	data := make([]byte, 1<<20)
 	cases := []struct {
 		name string
-		plan verbs.FaultPlan
+		plan softfabric.FaultPlan
 		call *oncrpc.ClientCall
 	}{
 		// ops: client Send (1), server RDMA Read (2), server Send (3)
-		{"during RDMA Read of WRITE data", verbs.FaultPlan{DropAfter: 1}, writeCall(data, 1)},
-		{"before WRITE reply", verbs.FaultPlan{DropAfter: 2}, writeCall(data, 1)},
+		{"during RDMA Read of WRITE data", softfabric.FaultPlan{DropAfter: 1}, writeCall(data, 1)},
+		{"before WRITE reply", softfabric.FaultPlan{DropAfter: 2}, writeCall(data, 1)},
 		// ops: client Send (1), server RDMA Write (2), server Send (3)
-		{"during Write-list READ", verbs.FaultPlan{DropAfter: 1},
+		{"during Write-list READ", softfabric.FaultPlan{DropAfter: 1},
 			&oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procRead, Args: readArgs(1<<20, 1), ReplyPayloadMax: 1 << 20}},
-		{"before READ reply Send", verbs.FaultPlan{DropAfter: 2},
+		{"before READ reply Send", softfabric.FaultPlan{DropAfter: 2},
 			&oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procRead, Args: readArgs(1<<20, 1), ReplyPayloadMax: 1 << 20}},
-		{"bad rkey on RDMA Read", verbs.FaultPlan{CorruptRKeys: 1}, writeCall(data, 1)},
-		{"bad rkey on RDMA Write", verbs.FaultPlan{CorruptRKeys: 1},
+		{"bad rkey on RDMA Read", softfabric.FaultPlan{CorruptRKeys: 1}, writeCall(data, 1)},
+		{"bad rkey on RDMA Write", softfabric.FaultPlan{CorruptRKeys: 1},
 			&oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procRead, Args: readArgs(1<<20, 1), ReplyPayloadMax: 1 << 20}},
-		{"slow completions then client close", verbs.FaultPlan{CompletionDelay: 20 * time.Millisecond}, writeCall(data, 1)},
+		{"slow completions then client close", softfabric.FaultPlan{CompletionDelay: 20 * time.Millisecond}, writeCall(data, 1)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -228,7 +228,7 @@ func TestDisconnectMidTransfer(t *testing.T) {
 				t.Fatal(err)
 			}
 			e.fab.SetFaults(tc.plan)
-			defer e.fab.SetFaults(verbs.FaultPlan{})
+			defer e.fab.SetFaults(softfabric.FaultPlan{})
 			errc := make(chan error, 1)
 			go func() {
 				_, err := c.Call(ctxT(t), tc.call)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
+	"github.com/gonfsrdma/gonfsrdma/verbs/softfabric"
 	"github.com/gonfsrdma/gonfsrdma/xdr"
 )
 
@@ -156,7 +157,7 @@ func (e *echoServer) program() *oncrpc.Program {
 
 type env struct {
 	t    testing.TB
-	fab  *verbs.Fabric
+	fab  *softfabric.Fabric
 	prov verbs.Provider
 	srv  *Server
 	echo *echoServer
@@ -179,9 +180,9 @@ func newEnvOn(t testing.TB, prov verbs.Provider, cfg Config) *env {
 	t.Helper()
 	goroutines := runtime.NumGoroutine()
 	e := &env{t: t, echo: &echoServer{unblock: make(chan struct{})}, done: make(chan error, 1)}
-	var fab *verbs.Fabric
+	var fab *softfabric.Fabric
 	if prov == nil {
-		fab = verbs.NewFabric()
+		fab = softfabric.NewFabric()
 		prov = fab
 		e.addr = fmt.Sprintf("fabric-server-%d:20049", addrSeq.Add(1))
 	} else {
@@ -216,7 +217,7 @@ func newEnvOn(t testing.TB, prov verbs.Provider, cfg Config) *env {
 			t.Errorf("Serve returned %v", err)
 		}
 		if fab != nil {
-			waitFor(t, "fabric objects released", func() bool { return fab.Stats() == verbs.FabricStats{} }, func() string {
+			waitFor(t, "fabric objects released", func() bool { return fab.Stats() == softfabric.FabricStats{} }, func() string {
 				return fmt.Sprintf("%+v", fab.Stats())
 			})
 		}

@@ -14,11 +14,12 @@ import (
 
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
+	"github.com/gonfsrdma/gonfsrdma/verbs/softfabric"
 )
 
 // limitsEnv is a server on a fresh fabric whose log lines the test reads.
 type limitsEnv struct {
-	fab  *verbs.Fabric
+	fab  *softfabric.Fabric
 	srv  *Server
 	addr string
 	logs *observer.ObservedLogs
@@ -28,7 +29,7 @@ func newLimitsEnv(t *testing.T, cfg Config) *limitsEnv {
 	t.Helper()
 	core, logs := observer.New(zap.InfoLevel)
 	log := zap.New(core)
-	e := &limitsEnv{fab: verbs.NewFabric(), logs: logs, addr: fmt.Sprintf("fabric-limits-%d:20049", addrSeq.Add(1))}
+	e := &limitsEnv{fab: softfabric.NewFabric(), logs: logs, addr: fmt.Sprintf("fabric-limits-%d:20049", addrSeq.Add(1))}
 	e.srv = NewServer(log, oncrpc.NewDispatcher(log, nil, (&echoServer{unblock: make(chan struct{})}).program()), e.fab, cfg)
 	l, err := e.fab.Listen(e.addr)
 	if err != nil {
@@ -48,7 +49,7 @@ func newLimitsEnv(t *testing.T, cfg Config) *limitsEnv {
 		if n := e.srv.Pinned(); n != 0 {
 			t.Errorf("%d pinned bytes still counted after shutdown", n)
 		}
-		waitFor(t, "fabric objects released", func() bool { return e.fab.Stats() == verbs.FabricStats{} }, func() string {
+		waitFor(t, "fabric objects released", func() bool { return e.fab.Stats() == softfabric.FabricStats{} }, func() string {
 			return fmt.Sprintf("%+v", e.fab.Stats())
 		})
 	})
@@ -124,7 +125,7 @@ func TestRDMAConnectionCap(t *testing.T) {
 // stays at its reserved buffers however many calls it has in flight, and
 // every call completes.
 func TestRDMAPinnedCap(t *testing.T) {
-	probe := NewServer(zap.NewNop(), oncrpc.NewDispatcher(zap.NewNop(), nil), verbs.NewFabric(), Config{})
+	probe := NewServer(zap.NewNop(), oncrpc.NewDispatcher(zap.NewNop(), nil), softfabric.NewFabric(), Config{})
 	reserve, most := probe.connCost()
 	t.Logf("a connection reserves %d KiB at set-up and may hold %d KiB", reserve>>10, most>>10)
 	e := newLimitsEnv(t, Config{MaxPinned: 2 * reserve})

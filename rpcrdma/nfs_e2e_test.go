@@ -18,7 +18,7 @@ import (
 	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	"github.com/gonfsrdma/gonfsrdma/rpcrdma"
-	"github.com/gonfsrdma/gonfsrdma/verbs"
+	"github.com/gonfsrdma/gonfsrdma/verbs/softfabric"
 	"github.com/gonfsrdma/gonfsrdma/vfs"
 	"github.com/gonfsrdma/gonfsrdma/vfs/billyfs"
 	"github.com/gonfsrdma/gonfsrdma/vfs/localfs"
@@ -40,7 +40,7 @@ type fabricRig struct {
 	c    *rpcrdma.Client
 	root []byte
 	rs   *rpcrdma.Server
-	fab  *verbs.Fabric
+	fab  *softfabric.Fabric
 	fs   *countingFS // nil unless counted
 }
 
@@ -98,7 +98,7 @@ func startFabricRig(t testing.TB, log *zap.Logger, osBackend, count bool) *fabri
 	}
 	srv := nfs.NewServer(nfs.Config{Log: log, Exports: nfs.ExportList{{FSID: e2eFSID, Path: "/export", FS: fs}}})
 	disp := oncrpc.NewDispatcher(log, oncrpc.NewDRC(1024, 8<<20, time.Minute), srv.Program())
-	fab := verbs.NewFabric()
+	fab := softfabric.NewFabric()
 	rs := rpcrdma.NewServer(log, disp, fab, rpcrdma.Config{})
 	addr := fmt.Sprintf("fabric-nfs-%d:20049", e2eSeq.Add(1))
 	l, err := fab.Listen(addr)
@@ -121,7 +121,7 @@ func startFabricRig(t testing.TB, log *zap.Logger, osBackend, count bool) *fabri
 			t.Errorf("shutdown: %v", err)
 		}
 		<-done
-		if st := fab.Stats(); st != (verbs.FabricStats{}) {
+		if st := fab.Stats(); st != (softfabric.FabricStats{}) {
 			t.Errorf("fabric objects leaked: %+v", st)
 		}
 		if err := fs.Close(); err != nil {

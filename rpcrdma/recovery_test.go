@@ -37,6 +37,7 @@ import (
 
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
+	"github.com/gonfsrdma/gonfsrdma/verbs/softfabric"
 	"github.com/gonfsrdma/gonfsrdma/xdr"
 )
 
@@ -45,7 +46,7 @@ import (
 // faultProvider is the fabric with the server side's queue pairs wrapped
 // in faultConns.
 type faultProvider struct {
-	*verbs.Fabric
+	*softfabric.Fabric
 	mu    sync.Mutex
 	conns []*faultConn // server side, in the order they were made
 	added chan struct{}
@@ -378,7 +379,7 @@ func newFaultEnv(t *testing.T, l *ledger) *faultEnv {
 	goroutines := runtime.NumGoroutine()
 	core, logs := observer.New(zapcore.InfoLevel)
 	log := zap.New(core)
-	e := &faultEnv{t: t, led: l, logs: logs, prov: &faultProvider{Fabric: verbs.NewFabric(), added: make(chan struct{}, 1)}, port: 700}
+	e := &faultEnv{t: t, led: l, logs: logs, prov: &faultProvider{Fabric: softfabric.NewFabric(), added: make(chan struct{}, 1)}, port: 700}
 	e.addr = fmt.Sprintf("fabric-recovery-%d:20049", addrSeq.Add(1))
 	drc := oncrpc.NewDRC(1024, 64<<20, time.Minute)
 	e.srv = NewServer(log, oncrpc.NewDispatcher(log, drc, l.program()), e.prov, Config{})
@@ -405,7 +406,7 @@ func newFaultEnv(t *testing.T, l *ledger) *faultEnv {
 			t.Errorf("Serve returned %v", err)
 		}
 		fab := e.prov.Fabric
-		waitFor(t, "fabric objects released", func() bool { return fab.Stats() == verbs.FabricStats{} }, func() string {
+		waitFor(t, "fabric objects released", func() bool { return fab.Stats() == softfabric.FabricStats{} }, func() string {
 			return fmt.Sprintf("%+v", fab.Stats())
 		})
 		waitFor(t, "goroutines back", func() bool { return runtime.NumGoroutine() <= goroutines }, func() string {
@@ -661,7 +662,7 @@ func TestRecoveryDisconnectCallsInFlight(t *testing.T) {
 			}
 			waitFor(t, "6 APPENDs at the gate", func() bool { return l.inside.Load() == 6 }, func() string { return fmt.Sprint(l.inside.Load()) })
 			// Slow the fabric so the next calls' Writes are in flight too.
-			e.prov.SetFaults(verbs.FaultPlan{CompletionDelay: 20 * time.Millisecond})
+			e.prov.SetFaults(softfabric.FaultPlan{CompletionDelay: 20 * time.Millisecond})
 			for _, k := range calls[6:] {
 				go func() {
 					_, err := c.CallWith(ctxT(t), k.cc, &CallOpts{XID: k.xid}, nil)
@@ -685,7 +686,7 @@ func TestRecoveryDisconnectCallsInFlight(t *testing.T) {
 					t.Fatal("a call hangs across the disconnect")
 				}
 			}
-			e.prov.SetFaults(verbs.FaultPlan{})
+			e.prov.SetFaults(softfabric.FaultPlan{})
 			if side == "client closes" {
 				close(l.gate) // the handlers finish on a dead connection
 			}
@@ -779,7 +780,7 @@ func TestRecoveryRNR(t *testing.T) {
 	mr.Deregister()
 	fab := e.prov.Fabric
 	waitFor(t, "server connection gone and every MR deregistered", func() bool {
-		return e.srv.Stats().Conns == 0 && fab.Stats() == verbs.FabricStats{Listeners: 1}
+		return e.srv.Stats().Conns == 0 && fab.Stats() == softfabric.FabricStats{Listeners: 1}
 	}, func() string { return fmt.Sprintf("server conns %d, fabric %+v", e.srv.Stats().Conns, fab.Stats()) })
 	e.oneWarning("connection failed", map[string]string{"first_error": verbs.WCRNRRetryExcErr.String(), "work_request": "send"})
 }

@@ -2,9 +2,9 @@ package verbs
 
 import "context"
 
-// Provider creates RDMA connections. The two implementations are the
-// in-process software fabric (NewFabric) and real RDMA through librdmacm and
-// libibverbs (NewRDMAProvider).
+// Provider creates RDMA connections. The two implementations are real
+// RDMA through librdmacm and libibverbs (NewRDMAProvider) and the
+// in-process software fabric (verbs/softfabric).
 type Provider interface {
 	// Listen binds a connection-manager listener (rdma_bind_addr +
 	// rdma_listen) to addr, "host:port".
@@ -92,8 +92,9 @@ const (
 	DefaultMaxRecvSGE = 1
 )
 
-// withDefaults fills zero fields and checks the result.
-func (c Config) withDefaults() (Config, error) {
+// WithDefaults fills zero fields and checks the result (what every
+// provider does with the Config it is given).
+func (c Config) WithDefaults() (Config, error) {
 	if c.MaxSendWR == 0 {
 		c.MaxSendWR = DefaultMaxSendWR
 	}
@@ -115,15 +116,16 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
-// sendCQDepth and recvCQDepth are the depths of the two completion queues.
-func (c Config) sendCQDepth() int {
+// SendCQDepth and RecvCQDepth are the depths of the two completion
+// queues a provider gives a connection.
+func (c Config) SendCQDepth() int {
 	if c.CQDepth != 0 {
 		return c.CQDepth
 	}
 	return c.MaxSendWR + 1
 }
 
-func (c Config) recvCQDepth() int {
+func (c Config) RecvCQDepth() int {
 	if c.CQDepth != 0 {
 		return c.CQDepth
 	}

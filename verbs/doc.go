@@ -1,15 +1,22 @@
 // Package verbs is the RDMA verbs layer of gonfsrdma: connection
 // management (rdma_cm), protection domains, memory regions, completion
-// queues and reliable-connected queue pairs behind one Go-native API with
-// two implementations:
+// queues and reliable-connected queue pairs behind one Go-native API, and
+// its production implementation:
 //
 //   - NewRDMAProvider: real RDMA through librdmacm and libibverbs (cgo,
 //     linux only; the only cgo in the module). Builds without cgo, on other
 //     systems or with the nordma tag get a stub whose constructor returns
 //     ErrNoRDMA.
-//   - NewFabric: an in-process software fabric with the same semantics
-//     (rkeys, bounds, RNR, length errors, ordering, Send-With-Invalidate,
-//     flushes) plus fault injection and leak counters, for plain go test.
+//
+// The second implementation is its own package, verbs/softfabric: an
+// in-process software fabric with the same semantics (rkeys, bounds, RNR,
+// length errors, ordering, Send-With-Invalidate, flushes) plus fault
+// injection and leak counters, for plain go test; no production binary
+// links it. It builds its MRs and Windows through the provider seam in
+// provider.go (NewMR, NewWindow, MRReleaser, WindowReleaser, and the
+// optional RangeRegistrar, WindowBoundsEnforcer and MemoryPinner), which
+// the RDMA provider uses too. verbs/verbstest is the conformance suite
+// both pass (hw_test.go runs it on a device).
 //
 // # Connection set-up
 //

@@ -27,18 +27,7 @@ var (
 	ErrPrivateDataTooLong = errors.New("verbs: private data too long")
 
 	errInvalidConfig = errors.New("verbs: invalid queue configuration")
-	// errInjectedDrop is the reason a fabric connection dropped by
-	// FaultPlan.DropAfter reports; it matches ErrDisconnected.
-	errInjectedDrop = &wrapErr{"verbs: disconnected (injected fault: DropAfter)", ErrDisconnected}
 )
-
-type wrapErr struct {
-	msg string
-	err error
-}
-
-func (e *wrapErr) Error() string { return e.msg }
-func (e *wrapErr) Unwrap() error { return e.err }
 
 // WCError is a work request that completed in error. It unwraps to its
 // Status, so errors.Is(err, WCRNRRetryExcErr) works.

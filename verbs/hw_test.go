@@ -1,12 +1,15 @@
 //go:build rdmahw
 
-package verbs
+package verbs_test
 
 import (
 	"fmt"
 	"net"
 	"os"
 	"testing"
+
+	"github.com/gonfsrdma/gonfsrdma/verbs"
+	"github.com/gonfsrdma/gonfsrdma/verbs/verbstest"
 )
 
 // TestRDMAConformance runs the conformance cases against a real RDMA
@@ -26,19 +29,19 @@ func TestRDMAConformance(t *testing.T) {
 	if net.ParseIP(ip) == nil {
 		t.Fatalf("GONFSRDMA_RDMA_ADDR=%q is not an IP address", ip)
 	}
-	if err := RaiseMemlock(64 << 20); err != nil {
+	if err := verbs.RaiseMemlock(64 << 20); err != nil {
 		t.Fatal(err)
 	}
-	prov, err := NewRDMAProvider()
+	prov, err := verbs.NewRDMAProvider()
 	if err != nil {
 		t.Fatalf("NewRDMAProvider: %v", err)
 	}
 	defer prov.Close()
 	port := 21000 + os.Getpid()%2000
-	runConformance(t, func(t *testing.T) *env {
-		return &env{
-			prov: prov,
-			newAddr: func() string {
+	verbstest.Run(t, func(t *testing.T) *verbstest.Env {
+		return &verbstest.Env{
+			Prov: prov,
+			NewAddr: func() string {
 				port++
 				return net.JoinHostPort(ip, fmt.Sprint(port))
 			},

@@ -21,23 +21,14 @@ type MR struct {
 	rkey   uint32
 	access Access
 
-	owner  mrOwner
+	owner  MRReleaser
 	handle unsafe.Pointer // *C.struct_ibv_mr for the RDMA provider
 	// parent is the MR whose memory a RegisterRange registration covers;
 	// such an MR owns no memory of its own.
 	parent *MR
 
-	// Software fabric state, guarded by the owning link's mutex.
-	id          uint32
-	invalidated bool // a Send-With-Invalidate named the rkey
-
 	once sync.Once
 	err  error
-}
-
-// mrOwner is the provider side of an MR.
-type mrOwner interface {
-	deregister(m *MR) error
 }
 
 // Bytes is the whole region.
@@ -74,18 +65,11 @@ func (m *MR) SGE(off, n int) SGE {
 // Deregister deregisters the region (ibv_dereg_mr) and frees its memory.
 // It is idempotent.
 func (m *MR) Deregister() error {
-	m.once.Do(func() { m.err = m.owner.deregister(m) })
+	m.once.Do(func() {
+		m.err = m.owner.ReleaseMR(m)
+		m.buf = nil
+	})
 	return m.err
-}
-
-// bytesAt maps [addr, addr+n) to the region's memory, or reports false
-// when the range is not inside the region.
-func (m *MR) bytesAt(addr uint64, n uint32) ([]byte, bool) {
-	if addr < m.addr || addr-m.addr > uint64(len(m.buf)) || uint64(n) > uint64(len(m.buf))-(addr-m.addr) {
-		return nil, false
-	}
-	off := int(addr - m.addr)
-	return m.buf[off : off+int(n)], true
 }
 
 // sliceAddr is the virtual address of b[0].

@@ -35,27 +35,14 @@ import (
 // remote invalidation was polled). Free a window only when it is not
 // bound or its Conn is closed.
 type Window struct {
-	owner  windowOwner
+	owner  WindowReleaser
 	handle unsafe.Pointer // *C.struct_ibv_mw for the RDMA provider
 
 	mu   sync.Mutex
 	rkey uint32 // the last rkey handed out by NextRKey, or the initial one
 
-	// Software fabric state, guarded by the owning link's mutex.
-	id     uint32
-	bound  bool
-	key    uint32 // the rkey of the current binding
-	mr     *MR
-	addr   uint64
-	length uint64
-	access Access
-
 	once sync.Once
 	err  error
-}
-
-type windowOwner interface {
-	deallocWindow(w *Window) error
 }
 
 // Memory-window access flag, opcodes and completion opcodes (libibverbs
@@ -108,7 +95,7 @@ func (w *Window) NextRKey() uint32 {
 
 // Free deallocates the window (ibv_dealloc_mw). It is idempotent.
 func (w *Window) Free() error {
-	w.once.Do(func() { w.err = w.owner.deallocWindow(w) })
+	w.once.Do(func() { w.err = w.owner.ReleaseWindow(w) })
 	return w.err
 }
 
@@ -123,8 +110,8 @@ func (o WROpcode) isWindowOp() bool { return o == OpBindMW || o == OpLocalInv }
 // (rxe_resp.c check_rkey, mr_check_range(mw->mr, ...)), so there a window
 // limits who may access the MR and until when, not which bytes.
 func WindowBoundsEnforced(c Conn) bool {
-	if b, ok := c.(interface{ windowBoundsEnforced() bool }); ok {
-		return b.windowBoundsEnforced()
+	if b, ok := c.(WindowBoundsEnforcer); ok {
+		return b.WindowBoundsEnforced()
 	}
 	return false
 }
@@ -141,14 +128,12 @@ var ErrWindowsUnsupported = errors.New("verbs: memory windows not supported")
 // frees nothing, and once Deregister has returned its rkey grants nothing.
 // Ownership of the range is as for any MR while the peer holds the rkey.
 func RegisterRange(c Conn, m *MR, off, n int, access Access) (*MR, error) {
-	r, ok := c.(interface {
-		registerRange(m *MR, off, n int, access Access) (*MR, error)
-	})
+	r, ok := c.(RangeRegistrar)
 	if !ok {
 		return nil, errors.New("verbs: RegisterRange: the provider cannot register a range")
 	}
 	if m == nil || m.buf == nil || off < 0 || n <= 0 || off > len(m.buf) || n > len(m.buf)-off {
 		return nil, ErrInvalidWR
 	}
-	return r.registerRange(m, off, n, access)
+	return r.RegisterRange(m, off, n, access)
 }

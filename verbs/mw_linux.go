@@ -31,7 +31,7 @@ func (c *rdmaConn) AllocWindow() (*Window, error) {
 	return &Window{owner: c, handle: unsafe.Pointer(mw), rkey: uint32(mw.rkey)}, nil
 }
 
-func (c *rdmaConn) deallocWindow(w *Window) error {
+func (c *rdmaConn) ReleaseWindow(w *Window) error {
 	var err error
 	if rc := C.ibv_dealloc_mw((*C.struct_ibv_mw)(w.handle)); rc != 0 {
 		err = fmt.Errorf("verbs: ibv_dealloc_mw: %w", syscall.Errno(rc))
@@ -64,5 +64,5 @@ func fillBind(x *C.struct_shim_send_wr, b *WindowBind) {
 	x.bind_access = C.uint32_t(b.Access)
 }
 
-// windowBoundsEnforced: see WindowBoundsEnforced.
-func (c *rdmaConn) windowBoundsEnforced() bool { return !c.rxe }
+// WindowBoundsEnforced implements WindowBoundsEnforcer.
+func (c *rdmaConn) WindowBoundsEnforced() bool { return !c.rxe }

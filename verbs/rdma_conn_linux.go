@@ -171,7 +171,7 @@ func (c *rdmaConn) waitSetup(ctx context.Context, want C.int) (cmEvent, error) {
 
 // Dial implements Provider.
 func (p *RDMAProvider) Dial(ctx context.Context, addr string, cp ConnParams) (Conn, error) {
-	cfg, err := cp.Config.withDefaults()
+	cfg, err := cp.Config.WithDefaults()
 	if err != nil {
 		return nil, err
 	}
@@ -268,10 +268,10 @@ func (c *rdmaConn) setupQP(cfg Config) (err error) {
 	if c.ccFD, err = newPollFD(int(c.compCh.fd), "ibv-comp"); err != nil {
 		return err
 	}
-	if c.scq, err = C.ibv_create_cq(verbs, C.int(cfg.sendCQDepth()+1), nil, c.compCh, 0); c.scq == nil {
+	if c.scq, err = C.ibv_create_cq(verbs, C.int(cfg.SendCQDepth()+1), nil, c.compCh, 0); c.scq == nil {
 		return fmt.Errorf("verbs: ibv_create_cq: %w", err)
 	}
-	if c.rcq, err = C.ibv_create_cq(verbs, C.int(cfg.recvCQDepth()+1), nil, c.compCh, 0); c.rcq == nil {
+	if c.rcq, err = C.ibv_create_cq(verbs, C.int(cfg.RecvCQDepth()+1), nil, c.compCh, 0); c.rcq == nil {
 		return fmt.Errorf("verbs: ibv_create_cq: %w", err)
 	}
 	if rc := C.shim_create_qp(c.id, c.pd, c.scq, c.rcq, C.int(cfg.MaxSendWR+1), C.int(cfg.MaxRecvWR+1),
@@ -404,9 +404,9 @@ func (c *rdmaConn) Register(size int, access Access) (*MR, error) {
 	}, nil
 }
 
-// registerRange implements RegisterRange (ibv_reg_mr over the n bytes at
+// RegisterRange implements RangeRegistrar (ibv_reg_mr over the n bytes at
 // off of m's memory).
-func (c *rdmaConn) registerRange(m *MR, off, n int, access Access) (*MR, error) {
+func (c *rdmaConn) RegisterRange(m *MR, off, n int, access Access) (*MR, error) {
 	c.life.RLock()
 	defer c.life.RUnlock()
 	if c.destroyed || c.pd == nil {
@@ -425,7 +425,7 @@ func (c *rdmaConn) registerRange(m *MR, off, n int, access Access) (*MR, error) 
 	}, nil
 }
 
-func (c *rdmaConn) deregister(m *MR) error {
+func (c *rdmaConn) ReleaseMR(m *MR) error {
 	var err error
 	if rc := C.ibv_dereg_mr((*C.struct_ibv_mr)(m.handle)); rc != 0 {
 		err = fmt.Errorf("verbs: ibv_dereg_mr: %w", syscall.Errno(rc))

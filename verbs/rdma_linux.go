@@ -456,7 +456,7 @@ func (r *rdmaRequest) Conn(cfg Config) (Conn, error) {
 	if r.answered {
 		return nil, ErrNotConnected
 	}
-	cfg, err := cfg.withDefaults()
+	cfg, err := cfg.WithDefaults()
 	if err != nil {
 		return nil, err
 	}

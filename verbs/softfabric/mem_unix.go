@@ -1,6 +1,6 @@
 //go:build unix
 
-package verbs
+package softfabric
 
 import "golang.org/x/sys/unix"
 

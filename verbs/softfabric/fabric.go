@@ -1,15 +1,22 @@
-package verbs
+package softfabric
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gonfsrdma/gonfsrdma/verbs"
 )
 
-// Fabric is an in-process software RDMA fabric implementing Provider.
+// errInjectedDrop is the reason a connection dropped by
+// FaultPlan.DropAfter reports; it matches verbs.ErrDisconnected.
+var errInjectedDrop = fmt.Errorf("softfabric: disconnected (injected fault: DropAfter): %w", verbs.ErrDisconnected)
+
+// Fabric is an in-process software RDMA fabric implementing verbs.Provider.
 // Endpoints are arbitrary address strings ("fabric-a:20049"). It models an
 // RC queue pair closely enough to test an RPC-over-RDMA transport:
 //
@@ -55,7 +62,14 @@ type Fabric struct {
 	movedSend, movedWrite, movedRead atomic.Int64
 }
 
-var _ Provider = (*Fabric)(nil)
+var (
+	_ verbs.Provider     = (*Fabric)(nil)
+	_ verbs.MemoryPinner = (*Fabric)(nil)
+)
+
+// PinsMemory implements verbs.MemoryPinner: the fabric's registrations
+// are ordinary anonymous memory, never locked.
+func (f *Fabric) PinsMemory() bool { return false }
 
 // NewFabric returns an empty fabric.
 func NewFabric() *Fabric {
@@ -146,7 +160,7 @@ func (f *Fabric) Moved() FabricMoved {
 }
 
 // Listen implements Provider.
-func (f *Fabric) Listen(addr string) (Listener, error) {
+func (f *Fabric) Listen(addr string) (verbs.Listener, error) {
 	if addr == "" {
 		return nil, errors.New("verbs: fabric: empty listen address")
 	}
@@ -162,13 +176,13 @@ func (f *Fabric) Listen(addr string) (Listener, error) {
 }
 
 // Dial implements Provider.
-func (f *Fabric) Dial(ctx context.Context, addr string, p ConnParams) (Conn, error) {
-	cfg, err := p.Config.withDefaults()
+func (f *Fabric) Dial(ctx context.Context, addr string, p verbs.ConnParams) (verbs.Conn, error) {
+	cfg, err := p.Config.WithDefaults()
 	if err != nil {
 		return nil, err
 	}
-	if len(p.PrivateData) > MaxReqPrivateData {
-		return nil, ErrPrivateDataTooLong
+	if len(p.PrivateData) > verbs.MaxReqPrivateData {
+		return nil, verbs.ErrPrivateDataTooLong
 	}
 	f.mu.Lock()
 	f.clientSeq++
@@ -191,12 +205,12 @@ func (f *Fabric) Dial(ctx context.Context, addr string, p ConnParams) (Conn, err
 	f.mu.Unlock()
 	if ln == nil {
 		c.Close()
-		return nil, &RejectError{Status: RejectInvalidServiceID}
+		return nil, &verbs.RejectError{Status: verbs.RejectInvalidServiceID}
 	}
 	req := &fabRequest{
 		link:    l,
 		client:  c,
-		priv:    padded(p.PrivateData, MaxReqPrivateData),
+		priv:    padded(p.PrivateData, verbs.MaxReqPrivateData),
 		ird:     p.InitiatorDepth,
 		ord:     p.ResponderResources,
 		remote:  local,
@@ -208,7 +222,7 @@ func (f *Fabric) Dial(ctx context.Context, addr string, p ConnParams) (Conn, err
 	l.mu.Unlock()
 	if !ln.enqueue(req) {
 		c.Close()
-		return nil, &RejectError{Status: RejectInvalidServiceID}
+		return nil, &verbs.RejectError{Status: verbs.RejectInvalidServiceID}
 	}
 	select {
 	case <-req.decided:
@@ -227,7 +241,7 @@ func (f *Fabric) Dial(ctx context.Context, addr string, p ConnParams) (Conn, err
 	l.mu.Unlock()
 	if !accepted {
 		c.Close()
-		return nil, &RejectError{Status: RejectConsumer, PrivateData: rej}
+		return nil, &verbs.RejectError{Status: verbs.RejectConsumer, PrivateData: rej}
 	}
 	return c, nil
 }
@@ -263,12 +277,12 @@ func (ln *fabListener) enqueue(r *fabRequest) bool {
 	}
 }
 
-func (ln *fabListener) GetRequest(ctx context.Context) (ConnRequest, error) {
+func (ln *fabListener) GetRequest(ctx context.Context) (verbs.ConnRequest, error) {
 	select {
 	case r := <-ln.reqs:
 		return r, nil
 	case <-ln.done:
-		return nil, ErrClosed
+		return nil, verbs.ErrClosed
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -325,8 +339,8 @@ func (r *fabRequest) LocalAddr() string         { return r.local }
 func (r *fabRequest) InitiatorDepth() uint8     { return r.ird }
 func (r *fabRequest) ResponderResources() uint8 { return r.ord }
 
-func (r *fabRequest) Conn(cfg Config) (Conn, error) {
-	cfg, err := cfg.withDefaults()
+func (r *fabRequest) Conn(cfg verbs.Config) (verbs.Conn, error) {
+	cfg, err := cfg.WithDefaults()
 	if err != nil {
 		return nil, err
 	}
@@ -339,9 +353,9 @@ func (r *fabRequest) Conn(cfg Config) (Conn, error) {
 	if r.answered {
 		l.mu.Unlock()
 		if r.abandoned {
-			return nil, ErrDisconnected
+			return nil, verbs.ErrDisconnected
 		}
-		return nil, ErrNotConnected
+		return nil, verbs.ErrNotConnected
 	}
 	l.mu.Unlock()
 	c := r.ln.fab.newConn(l, 1, cfg, r.local, r.remote)
@@ -350,15 +364,15 @@ func (r *fabRequest) Conn(cfg Config) (Conn, error) {
 	c.peerPriv = r.priv
 	if r.abandoned {
 		// The client gave up while the QP was being created.
-		l.teardownSide(c, ErrDisconnected)
+		l.teardownSide(c, verbs.ErrDisconnected)
 	}
 	l.mu.Unlock()
 	return c, nil
 }
 
 func (r *fabRequest) Accept(privateData []byte, initiatorDepth, responderResources uint8) error {
-	if len(privateData) > MaxRepPrivateData {
-		return ErrPrivateDataTooLong
+	if len(privateData) > verbs.MaxRepPrivateData {
+		return verbs.ErrPrivateDataTooLong
 	}
 	l := r.link
 	l.mu.Lock()
@@ -368,15 +382,15 @@ func (r *fabRequest) Accept(privateData []byte, initiatorDepth, responderResourc
 	}
 	if r.answered {
 		if r.abandoned {
-			return ErrDisconnected
+			return verbs.ErrDisconnected
 		}
 		return errors.New("verbs: connection request already answered")
 	}
 	if r.conn.state != stIdle || r.client.state != stIdle {
-		return ErrDisconnected
+		return verbs.ErrDisconnected
 	}
 	r.answered, r.accepted = true, true
-	r.client.peerPriv = padded(privateData, MaxRepPrivateData)
+	r.client.peerPriv = padded(privateData, verbs.MaxRepPrivateData)
 	r.client.state = stConnected
 	r.conn.state = stConnected
 	close(r.decided)
@@ -384,8 +398,8 @@ func (r *fabRequest) Accept(privateData []byte, initiatorDepth, responderResourc
 }
 
 func (r *fabRequest) Reject(privateData []byte) error {
-	if len(privateData) > MaxRejPrivateData {
-		return ErrPrivateDataTooLong
+	if len(privateData) > verbs.MaxRejPrivateData {
+		return verbs.ErrPrivateDataTooLong
 	}
 	l := r.link
 	l.mu.Lock()
@@ -400,7 +414,7 @@ func (r *fabRequest) Reject(privateData []byte) error {
 		return errors.New("verbs: connection request already answered")
 	}
 	r.answered = true
-	r.rejPriv = padded(privateData, MaxRejPrivateData)
+	r.rejPriv = padded(privateData, verbs.MaxRejPrivateData)
 	close(r.decided)
 	c := r.conn
 	l.mu.Unlock()

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package verbs
+package softfabric
 
 // allocMem falls back to the Go heap where mmap is unavailable; only the
 // software fabric runs on such systems, and a large []byte is not moved by

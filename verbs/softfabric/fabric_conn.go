@@ -1,8 +1,10 @@
-package verbs
+package softfabric
 
 import (
 	"context"
 	"sync"
+
+	"github.com/gonfsrdma/gonfsrdma/verbs"
 )
 
 // Buffer ownership in the fabric: PostRecv/PostSend copy the WR and its
@@ -31,18 +33,18 @@ const (
 
 type sendEntry struct {
 	id       uint64
-	op       WROpcode
+	op       verbs.WROpcode
 	signaled bool
 	raddr    uint64
 	rkey     uint32
 	invRKey  uint32
-	bind     WindowBind
-	sgl      []SGE
+	bind     verbs.WindowBind
+	sgl      []verbs.SGE
 }
 
 type recvEntry struct {
 	id  uint64
-	sgl []SGE
+	sgl []verbs.SGE
 }
 
 // fabConn implements Conn for the software fabric.
@@ -50,7 +52,7 @@ type fabConn struct {
 	fab    *Fabric
 	l      *link
 	side   int
-	cfg    Config
+	cfg    verbs.Config
 	local  string
 	remote string
 
@@ -64,8 +66,8 @@ type fabConn struct {
 	state    connState
 	err      error
 	peerPriv []byte
-	mrs      map[uint32]*MR
-	windows  map[uint32]*Window
+	mrs      map[uint32]*fabMR
+	windows  map[uint32]*fabWindow
 
 	sq               []sendEntry // ring, len MaxSendWR
 	sqHead, sqLen    int
@@ -75,16 +77,16 @@ type fabConn struct {
 	rq            []recvEntry // ring, len MaxRecvWR
 	rqHead, rqLen int
 
-	cq                   []Completion // ring
+	cq                   []verbs.Completion // ring
 	cqHead, cqLen        int
 	cqSend, cqRecv       int // entries of each queue in the ring
 	sendDepth, recvDepth int
 	cqOverflow           bool
 }
 
-var _ Conn = (*fabConn)(nil)
+var _ verbs.Conn = (*fabConn)(nil)
 
-func (f *Fabric) newConn(l *link, side int, cfg Config, local, remote string) *fabConn {
+func (f *Fabric) newConn(l *link, side int, cfg verbs.Config, local, remote string) *fabConn {
 	c := &fabConn{
 		fab: f, l: l, side: side, cfg: cfg, local: local, remote: remote,
 		notify:     make(chan struct{}, 1),
@@ -92,20 +94,20 @@ func (f *Fabric) newConn(l *link, side int, cfg Config, local, remote string) *f
 		quit:       make(chan struct{}),
 		workerDone: make(chan struct{}),
 		done:       make(chan struct{}),
-		mrs:        make(map[uint32]*MR),
-		windows:    make(map[uint32]*Window),
+		mrs:        make(map[uint32]*fabMR),
+		windows:    make(map[uint32]*fabWindow),
 		sq:         make([]sendEntry, cfg.MaxSendWR),
 		rq:         make([]recvEntry, cfg.MaxRecvWR),
-		sendDepth:  cfg.sendCQDepth(),
-		recvDepth:  cfg.recvCQDepth(),
+		sendDepth:  cfg.SendCQDepth(),
+		recvDepth:  cfg.RecvCQDepth(),
 	}
 	for i := range c.sq {
-		c.sq[i].sgl = make([]SGE, 0, cfg.MaxSendSGE)
+		c.sq[i].sgl = make([]verbs.SGE, 0, cfg.MaxSendSGE)
 	}
 	for i := range c.rq {
-		c.rq[i].sgl = make([]SGE, 0, cfg.MaxRecvSGE)
+		c.rq[i].sgl = make([]verbs.SGE, 0, cfg.MaxRecvSGE)
 	}
-	c.cq = make([]Completion, c.sendDepth+c.recvDepth)
+	c.cq = make([]verbs.Completion, c.sendDepth+c.recvDepth)
 	l.mu.Lock()
 	l.side[side] = c
 	l.mu.Unlock()
@@ -125,7 +127,7 @@ func (c *fabConn) PeerPrivateData() []byte {
 
 func (c *fabConn) LocalAddr() string     { return c.local }
 func (c *fabConn) RemoteAddr() string    { return c.remote }
-func (c *fabConn) Config() Config        { return c.cfg }
+func (c *fabConn) Config() verbs.Config  { return c.cfg }
 func (c *fabConn) Done() <-chan struct{} { return c.done }
 
 func (c *fabConn) Err() error {
@@ -135,61 +137,76 @@ func (c *fabConn) Err() error {
 }
 
 // Register implements Conn.
-func (c *fabConn) Register(size int, access Access) (*MR, error) {
+func (c *fabConn) Register(size int, access verbs.Access) (*verbs.MR, error) {
 	if size <= 0 {
-		return nil, ErrInvalidWR
+		return nil, verbs.ErrInvalidWR
 	}
 	buf, err := allocMem(size)
 	if err != nil {
 		return nil, err
 	}
 	id := c.fab.mrSeq.Add(1) & 0xffffff
-	m := &MR{
-		buf: buf, addr: sliceAddr(buf), access: access, owner: c, id: id,
-		lkey: id<<8 | 0xa5, rkey: id<<8 | 0x5a,
-	}
+	m := verbs.NewMR(buf, id<<8|0xa5, id<<8|0x5a, access, c)
 	c.l.mu.Lock()
 	if c.state == stClosed {
 		c.l.mu.Unlock()
 		freeMem(buf)
-		return nil, ErrClosed
+		return nil, verbs.ErrClosed
 	}
-	c.mrs[id] = m
+	c.mrs[id] = &fabMR{MR: m, id: id}
 	c.l.mu.Unlock()
 	c.fab.nMRs.Add(1)
 	c.fab.mrBytes.Add(int64(size))
 	return m, nil
 }
 
-func (c *fabConn) deregister(m *MR) error {
-	c.l.mu.Lock()
-	delete(c.mrs, m.id)
-	c.l.mu.Unlock()
-	c.fab.nMRs.Add(-1)
-	if m.parent != nil {
-		m.buf = nil
-		return nil
-	}
-	c.fab.mrBytes.Add(-int64(len(m.buf)))
-	err := freeMem(m.buf)
-	m.buf = nil
-	return err
+// fabMR is the fabric's record of a live registration, found by the
+// index part (key>>8) of its keys in its Conn's table. Guarded by
+// link.mu.
+type fabMR struct {
+	*verbs.MR
+	id          uint32
+	sub         bool // a RegisterRange registration: owns no memory
+	invalidated bool // a Send-With-Invalidate named the rkey
 }
 
-// registerRange implements RegisterRange: a second registration of the n
-// bytes at off of m, with its own keys; its memory stays m's.
-func (c *fabConn) registerRange(m *MR, off, n int, access Access) (*MR, error) {
-	id := c.fab.mrSeq.Add(1) & 0xffffff
-	sub := &MR{
-		buf: m.buf[off : off+n : off+n], addr: m.addr + uint64(off), access: access, owner: c, id: id,
-		lkey: id<<8 | 0xa5, rkey: id<<8 | 0x5a, parent: m,
+// bytesAt maps [addr, addr+n) to the region's memory, or reports false
+// when the range is not inside the region.
+func (m *fabMR) bytesAt(addr uint64, n uint32) ([]byte, bool) {
+	buf, base := m.Bytes(), m.Addr()
+	if addr < base || addr-base > uint64(len(buf)) || uint64(n) > uint64(len(buf))-(addr-base) {
+		return nil, false
 	}
+	off := int(addr - base)
+	return buf[off : off+int(n)], true
+}
+
+// ReleaseMR implements verbs.MRReleaser.
+func (c *fabConn) ReleaseMR(m *verbs.MR) error {
+	id := m.LKey() >> 8
+	c.l.mu.Lock()
+	fm := c.mrs[id]
+	delete(c.mrs, id)
+	c.l.mu.Unlock()
+	c.fab.nMRs.Add(-1)
+	if fm.sub {
+		return nil
+	}
+	c.fab.mrBytes.Add(-int64(m.Len()))
+	return freeMem(m.Bytes())
+}
+
+// RegisterRange implements verbs.RangeRegistrar: a second registration
+// of the n bytes at off of m, with its own keys; its memory stays m's.
+func (c *fabConn) RegisterRange(m *verbs.MR, off, n int, access verbs.Access) (*verbs.MR, error) {
+	id := c.fab.mrSeq.Add(1) & 0xffffff
+	sub := verbs.NewMR(m.Slice(off, n), id<<8|0xa5, id<<8|0x5a, access, c)
 	c.l.mu.Lock()
 	if c.state == stClosed {
 		c.l.mu.Unlock()
-		return nil, ErrClosed
+		return nil, verbs.ErrClosed
 	}
-	c.mrs[id] = sub
+	c.mrs[id] = &fabMR{MR: sub, id: id, sub: true}
 	c.l.mu.Unlock()
 	c.fab.nMRs.Add(1)
 	return sub, nil
@@ -197,16 +214,16 @@ func (c *fabConn) registerRange(m *MR, off, n int, access Access) (*MR, error) {
 
 // mrByKey finds a live MR of this PD by lkey (local) or rkey (remote).
 // Caller holds link.mu.
-func (c *fabConn) mrByKey(key uint32, remote bool) *MR {
+func (c *fabConn) mrByKey(key uint32, remote bool) *fabMR {
 	m := c.mrs[key>>8]
 	if m == nil {
 		return nil
 	}
 	if remote {
-		if m.rkey != key || m.invalidated {
+		if m.RKey() != key || m.invalidated {
 			return nil
 		}
-	} else if m.lkey != key {
+	} else if m.LKey() != key {
 		return nil
 	}
 	return m
@@ -214,27 +231,27 @@ func (c *fabConn) mrByKey(key uint32, remote bool) *MR {
 
 // localSeg resolves a local SGE, checking lkey, bounds and (for
 // destinations) IBV_ACCESS_LOCAL_WRITE. Caller holds link.mu.
-func (c *fabConn) localSeg(s SGE, write bool) ([]byte, bool) {
+func (c *fabConn) localSeg(s verbs.SGE, write bool) ([]byte, bool) {
 	m := c.mrByKey(s.LKey, false)
-	if m == nil || (write && m.access&AccessLocalWrite == 0) {
+	if m == nil || (write && m.Access()&verbs.AccessLocalWrite == 0) {
 		return nil, false
 	}
 	return m.bytesAt(s.Addr, s.Length)
 }
 
 // PostRecv implements Conn (ibv_post_recv).
-func (c *fabConn) PostRecv(wrs []RecvWR) error {
+func (c *fabConn) PostRecv(wrs []verbs.RecvWR) error {
 	c.l.mu.Lock()
 	defer c.l.mu.Unlock()
 	if c.state == stClosed {
-		return ErrClosed
+		return verbs.ErrClosed
 	}
 	if c.rqLen+len(wrs) > len(c.rq) {
-		return ErrQueueFull
+		return verbs.ErrQueueFull
 	}
 	for i := range wrs {
-		if len(wrs[i].SGL) > c.cfg.MaxRecvSGE || wrs[i].ID >= ReservedWRID {
-			return ErrInvalidWR
+		if len(wrs[i].SGL) > c.cfg.MaxRecvSGE || wrs[i].ID >= verbs.ReservedWRID {
+			return verbs.ErrInvalidWR
 		}
 	}
 	for i := range wrs {
@@ -251,31 +268,31 @@ func (c *fabConn) PostRecv(wrs []RecvWR) error {
 }
 
 // PostSend implements Conn (ibv_post_send).
-func (c *fabConn) PostSend(wrs []SendWR) error {
+func (c *fabConn) PostSend(wrs []verbs.SendWR) error {
 	c.l.mu.Lock()
 	defer c.l.mu.Unlock()
 	switch c.state {
 	case stClosed:
-		return ErrClosed
+		return verbs.ErrClosed
 	case stIdle:
-		return ErrNotConnected
+		return verbs.ErrNotConnected
 	}
 	if c.sqUsed+len(wrs) > len(c.sq) {
-		return ErrQueueFull
+		return verbs.ErrQueueFull
 	}
 	for i := range wrs {
 		w := &wrs[i]
-		if len(w.SGL) > c.cfg.MaxSendSGE || w.ID >= ReservedWRID {
-			return ErrInvalidWR
+		if len(w.SGL) > c.cfg.MaxSendSGE || w.ID >= verbs.ReservedWRID {
+			return verbs.ErrInvalidWR
 		}
 		switch w.Opcode {
-		case OpSend, OpSendWithInv, OpRDMAWrite, OpRDMARead, OpLocalInv:
-		case OpBindMW:
+		case verbs.OpSend, verbs.OpSendWithInv, verbs.OpRDMAWrite, verbs.OpRDMARead, verbs.OpLocalInv:
+		case verbs.OpBindMW:
 			if w.Bind.Window == nil || w.Bind.MR == nil {
-				return ErrInvalidWR
+				return verbs.ErrInvalidWR
 			}
 		default:
-			return ErrInvalidWR
+			return verbs.ErrInvalidWR
 		}
 	}
 	for i := range wrs {
@@ -300,7 +317,7 @@ func (c *fabConn) PostSend(wrs []SendWR) error {
 }
 
 // pushCQE adds a completion to the CQ ring. Caller holds link.mu.
-func (c *fabConn) pushCQE(wc Completion) {
+func (c *fabConn) pushCQE(wc verbs.Completion) {
 	if c.state == stClosed {
 		return
 	}
@@ -322,11 +339,11 @@ func (c *fabConn) pushCQE(wc Completion) {
 }
 
 // TryPoll implements Conn.
-func (c *fabConn) TryPoll(wcs []Completion) (int, error) {
+func (c *fabConn) TryPoll(wcs []verbs.Completion) (int, error) {
 	c.l.mu.Lock()
 	defer c.l.mu.Unlock()
 	if c.state == stClosed {
-		return 0, ErrClosed
+		return 0, verbs.ErrClosed
 	}
 	n := 0
 	for n < len(wcs) && c.cqLen > 0 {
@@ -348,7 +365,7 @@ func (c *fabConn) TryPoll(wcs []Completion) (int, error) {
 }
 
 // Poll implements Conn.
-func (c *fabConn) Poll(ctx context.Context, wcs []Completion) (int, error) {
+func (c *fabConn) Poll(ctx context.Context, wcs []verbs.Completion) (int, error) {
 	if len(wcs) == 0 {
 		return 0, nil
 	}
@@ -371,9 +388,9 @@ func (c *fabConn) Disconnect() error {
 	defer c.l.mu.Unlock()
 	switch c.state {
 	case stClosed:
-		return ErrClosed
+		return verbs.ErrClosed
 	case stIdle, stConnected:
-		c.l.teardown(c, ErrDisconnected, ErrDisconnected)
+		c.l.teardown(c, verbs.ErrDisconnected, verbs.ErrDisconnected)
 	}
 	return nil
 }
@@ -387,7 +404,7 @@ func (c *fabConn) Close() error {
 		return nil
 	}
 	if c.state != stDead {
-		l.teardown(c, ErrClosed, ErrDisconnected)
+		l.teardown(c, verbs.ErrClosed, verbs.ErrDisconnected)
 	}
 	c.state = stClosed
 	c.cqLen, c.cqSend, c.cqRecv = 0, 0, 0
@@ -436,14 +453,14 @@ func (l *link) teardownSide(c *fabConn, reason error) {
 func (c *fabConn) flush() {
 	for c.rqLen > 0 {
 		e := &c.rq[c.rqHead]
-		c.pushCQE(Completion{WRID: e.id, Status: WCWRFlushErr, Opcode: WCRecv, Recv: true})
+		c.pushCQE(verbs.Completion{WRID: e.id, Status: verbs.WCWRFlushErr, Opcode: verbs.WCRecv, Recv: true})
 		c.rqHead = (c.rqHead + 1) % len(c.rq)
 		c.rqLen--
 		c.fab.postedRecvs.Add(-1)
 	}
 	for c.sqLen > 0 {
 		e := &c.sq[c.sqHead]
-		c.pushCQE(Completion{WRID: e.id, Status: WCWRFlushErr, Opcode: sendWCOpcode(e.op)})
+		c.pushCQE(verbs.Completion{WRID: e.id, Status: verbs.WCWRFlushErr, Opcode: sendWCOpcode(e.op)})
 		c.sqHead = (c.sqHead + 1) % len(c.sq)
 		c.sqLen--
 		c.fab.postedSends.Add(-1)
@@ -451,16 +468,16 @@ func (c *fabConn) flush() {
 	c.sqUsed, c.unsignaledRetire = 0, 0
 }
 
-func sendWCOpcode(op WROpcode) WCOpcode {
+func sendWCOpcode(op verbs.WROpcode) verbs.WCOpcode {
 	switch op {
-	case OpRDMAWrite:
-		return WCRDMAWrite
-	case OpRDMARead:
-		return WCRDMARead
-	case OpBindMW:
-		return WCBindMW
-	case OpLocalInv:
-		return WCLocalInv
+	case verbs.OpRDMAWrite:
+		return verbs.WCRDMAWrite
+	case verbs.OpRDMARead:
+		return verbs.WCRDMARead
+	case verbs.OpBindMW:
+		return verbs.WCBindMW
+	case verbs.OpLocalInv:
+		return verbs.WCLocalInv
 	}
-	return WCSend
+	return verbs.WCSend
 }

@@ -1,6 +1,10 @@
-package verbs
+package softfabric
 
-import "time"
+import (
+	"time"
+
+	"github.com/gonfsrdma/gonfsrdma/verbs"
+)
 
 // The per-Conn worker executes send-queue WRs in order, which gives the
 // RC ordering guarantee: an RDMA Write is placed before a Send posted
@@ -68,7 +72,7 @@ func (c *fabConn) step() bool {
 // checkOverflow kills a QP whose CQ overflowed. Caller holds link.mu.
 func (c *fabConn) checkOverflow() {
 	if c.cqOverflow && (c.state == stConnected || c.state == stIdle) {
-		c.l.teardown(c, &AsyncEventError{Event: EventCQErr}, ErrDisconnected)
+		c.l.teardown(c, &verbs.AsyncEventError{Event: verbs.EventCQErr}, verbs.ErrDisconnected)
 	}
 }
 
@@ -76,19 +80,19 @@ func (c *fabConn) checkOverflow() {
 func (c *fabConn) exec(e *sendEntry) {
 	p := c.peer()
 	if p == nil || p.state != stConnected {
-		c.l.teardown(c, ErrDisconnected, ErrDisconnected)
+		c.l.teardown(c, verbs.ErrDisconnected, verbs.ErrDisconnected)
 		return
 	}
 	switch e.op {
-	case OpSend, OpSendWithInv:
+	case verbs.OpSend, verbs.OpSendWithInv:
 		c.execSend(e, p)
-	case OpRDMAWrite:
+	case verbs.OpRDMAWrite:
 		c.execWrite(e, p)
-	case OpRDMARead:
+	case verbs.OpRDMARead:
 		c.execRead(e, p)
-	case OpBindMW:
+	case verbs.OpBindMW:
 		c.execBind(e)
-	case OpLocalInv:
+	case verbs.OpLocalInv:
 		c.execLocalInv(e)
 	}
 }
@@ -96,12 +100,12 @@ func (c *fabConn) exec(e *sendEntry) {
 // finishSend retires the head send-queue entry with a completion: always
 // for errors, for success only when signaled. A signaled success also
 // frees the slots of the unsignaled WRs before it.
-func (c *fabConn) finishSend(e *sendEntry, status WCStatus, byteLen uint32) {
-	if status != WCSuccess || e.signaled {
-		c.pushCQE(Completion{WRID: e.id, Status: status, Opcode: sendWCOpcode(e.op), ByteLen: byteLen})
+func (c *fabConn) finishSend(e *sendEntry, status verbs.WCStatus, byteLen uint32) {
+	if status != verbs.WCSuccess || e.signaled {
+		c.pushCQE(verbs.Completion{WRID: e.id, Status: status, Opcode: sendWCOpcode(e.op), ByteLen: byteLen})
 	}
 	switch {
-	case status != WCSuccess:
+	case status != verbs.WCSuccess:
 		c.sqUsed--
 	case e.signaled:
 		c.sqUsed -= 1 + c.unsignaledRetire
@@ -116,14 +120,14 @@ func (c *fabConn) finishSend(e *sendEntry, status WCStatus, byteLen uint32) {
 
 // fail completes e in error, kills this QP with that error and the peer
 // with peerErr.
-func (c *fabConn) fail(e *sendEntry, status WCStatus, peerErr error) {
+func (c *fabConn) fail(e *sendEntry, status verbs.WCStatus, peerErr error) {
 	id := e.id
 	c.finishSend(e, status, 0)
-	c.l.teardown(c, &WCError{Status: status, WRID: id}, peerErr)
+	c.l.teardown(c, &verbs.WCError{Status: status, WRID: id}, peerErr)
 }
 
 // gatherLen checks a local SGL and returns its total length.
-func (c *fabConn) gatherLen(sgl []SGE, write bool) (uint32, bool) {
+func (c *fabConn) gatherLen(sgl []verbs.SGE, write bool) (uint32, bool) {
 	var n uint64
 	for _, s := range sgl {
 		if _, ok := c.localSeg(s, write); !ok {
@@ -138,7 +142,7 @@ func (c *fabConn) gatherLen(sgl []SGE, write bool) (uint32, bool) {
 }
 
 // remoteSeg resolves an RDMA Read/Write target at the responder p.
-func (c *fabConn) remoteSeg(p *fabConn, e *sendEntry, n uint32, need Access) ([]byte, bool) {
+func (c *fabConn) remoteSeg(p *fabConn, e *sendEntry, n uint32, need verbs.Access) ([]byte, bool) {
 	rkey := e.rkey
 	if c.fab.takeCorrupt() {
 		rkey ^= 0xff // turns the key into an lkey-shaped value: never a valid rkey
@@ -151,39 +155,39 @@ func (c *fabConn) remoteSeg(p *fabConn, e *sendEntry, n uint32, need Access) ([]
 func (c *fabConn) execSend(e *sendEntry, p *fabConn) {
 	total, ok := c.gatherLen(e.sgl, false)
 	if !ok {
-		c.fail(e, WCLocProtErr, ErrDisconnected)
+		c.fail(e, verbs.WCLocProtErr, verbs.ErrDisconnected)
 		return
 	}
 	if p.rqLen == 0 {
 		// Receiver not ready and rnr_retry_count 0: the requester
 		// gives up at once.
-		c.fail(e, WCRNRRetryExcErr, ErrDisconnected)
+		c.fail(e, verbs.WCRNRRetryExcErr, verbs.ErrDisconnected)
 		return
 	}
 	r := &p.rq[p.rqHead]
 	p.rqHead = (p.rqHead + 1) % len(p.rq)
 	p.rqLen--
 	p.fab.postedRecvs.Add(-1)
-	recvFail := func(status WCStatus, senderStatus WCStatus) {
-		p.pushCQE(Completion{WRID: r.id, Status: status, Opcode: WCRecv, Recv: true})
-		peerErr := &WCError{Status: status, WRID: r.id, Recv: true}
+	recvFail := func(status verbs.WCStatus, senderStatus verbs.WCStatus) {
+		p.pushCQE(verbs.Completion{WRID: r.id, Status: status, Opcode: verbs.WCRecv, Recv: true})
+		peerErr := &verbs.WCError{Status: status, WRID: r.id, Recv: true}
 		c.fail(e, senderStatus, peerErr)
 	}
 	room, ok := p.gatherLen(r.sgl, true)
 	if !ok {
-		recvFail(WCLocProtErr, WCRemOpErr)
+		recvFail(verbs.WCLocProtErr, verbs.WCRemOpErr)
 		return
 	}
 	if total > room {
-		recvFail(WCLocLenErr, WCRemInvReqErr)
+		recvFail(verbs.WCLocLenErr, verbs.WCRemInvReqErr)
 		return
 	}
-	var inv *MR
-	var invWin *Window
-	if e.op == OpSendWithInv {
+	var inv *fabMR
+	var invWin *fabWindow
+	if e.op == verbs.OpSendWithInv {
 		if inv = p.mrByKey(e.invRKey, true); inv == nil {
 			if invWin = p.windowByKey(e.invRKey); invWin == nil {
-				recvFail(WCLocAccessErr, WCRemInvReqErr)
+				recvFail(verbs.WCLocAccessErr, verbs.WCRemInvReqErr)
 				return
 			}
 		}
@@ -203,7 +207,7 @@ func (c *fabConn) execSend(e *sendEntry, p *fabConn) {
 		}
 	}
 	c.fab.movedSend.Add(int64(total))
-	wc := Completion{WRID: r.id, Status: WCSuccess, Opcode: WCRecv, Recv: true, ByteLen: total}
+	wc := verbs.Completion{WRID: r.id, Status: verbs.WCSuccess, Opcode: verbs.WCRecv, Recv: true, ByteLen: total}
 	if inv != nil {
 		inv.invalidated = true
 	}
@@ -214,19 +218,19 @@ func (c *fabConn) execSend(e *sendEntry, p *fabConn) {
 		wc.Invalidated, wc.InvalidatedRKey = true, e.invRKey
 	}
 	p.pushCQE(wc)
-	c.finishSend(e, WCSuccess, 0)
+	c.finishSend(e, verbs.WCSuccess, 0)
 }
 
 // execWrite: IBV_WR_RDMA_WRITE places the gather list at RemoteAddr.
 func (c *fabConn) execWrite(e *sendEntry, p *fabConn) {
 	total, ok := c.gatherLen(e.sgl, false)
 	if !ok {
-		c.fail(e, WCLocProtErr, ErrDisconnected)
+		c.fail(e, verbs.WCLocProtErr, verbs.ErrDisconnected)
 		return
 	}
-	dst, ok := c.remoteSeg(p, e, total, AccessRemoteWrite)
+	dst, ok := c.remoteSeg(p, e, total, verbs.AccessRemoteWrite)
 	if !ok {
-		c.fail(e, WCRemAccessErr, &AsyncEventError{Event: EventQPAccessErr})
+		c.fail(e, verbs.WCRemAccessErr, &verbs.AsyncEventError{Event: verbs.EventQPAccessErr})
 		return
 	}
 	for _, s := range e.sgl {
@@ -234,19 +238,19 @@ func (c *fabConn) execWrite(e *sendEntry, p *fabConn) {
 		dst = dst[copy(dst, src):]
 	}
 	c.fab.movedWrite.Add(int64(total))
-	c.finishSend(e, WCSuccess, 0)
+	c.finishSend(e, verbs.WCSuccess, 0)
 }
 
 // execRead: IBV_WR_RDMA_READ scatters the bytes at RemoteAddr into the SGL.
 func (c *fabConn) execRead(e *sendEntry, p *fabConn) {
 	total, ok := c.gatherLen(e.sgl, true)
 	if !ok {
-		c.fail(e, WCLocProtErr, ErrDisconnected)
+		c.fail(e, verbs.WCLocProtErr, verbs.ErrDisconnected)
 		return
 	}
-	src, ok := c.remoteSeg(p, e, total, AccessRemoteRead)
+	src, ok := c.remoteSeg(p, e, total, verbs.AccessRemoteRead)
 	if !ok {
-		c.fail(e, WCRemAccessErr, &AsyncEventError{Event: EventQPAccessErr})
+		c.fail(e, verbs.WCRemAccessErr, &verbs.AsyncEventError{Event: verbs.EventQPAccessErr})
 		return
 	}
 	for _, s := range e.sgl {
@@ -254,5 +258,5 @@ func (c *fabConn) execRead(e *sendEntry, p *fabConn) {
 		src = src[copy(dst, src):]
 	}
 	c.fab.movedRead.Add(int64(total))
-	c.finishSend(e, WCSuccess, total)
+	c.finishSend(e, verbs.WCSuccess, total)
 }

@@ -1,32 +1,52 @@
-package verbs
+package softfabric
+
+import "github.com/gonfsrdma/gonfsrdma/verbs"
 
 // Memory windows on the software fabric. A window is found by the index
 // part of an rkey (key>>8, shared with MRs) in its Conn's table; it grants
 // access only while bound, with exactly the rkey of the binding, inside
 // the bound range and as the binding's access allows.
 
+// fabWindow is the fabric's record of an allocated window and its
+// binding, found by the index part of its rkey (key>>8). Guarded by
+// link.mu.
+type fabWindow struct {
+	*verbs.Window
+	id     uint32
+	bound  bool
+	key    uint32 // the rkey of the current binding
+	mr     *fabMR
+	addr   uint64
+	length uint64
+	access verbs.Access
+}
+
 // AllocWindow implements Conn.
-func (c *fabConn) AllocWindow() (*Window, error) {
+func (c *fabConn) AllocWindow() (*verbs.Window, error) {
 	if c.fab.noWindows.Load() {
-		return nil, ErrWindowsUnsupported
+		return nil, verbs.ErrWindowsUnsupported
 	}
 	id := c.fab.mrSeq.Add(1) & 0xffffff
-	w := &Window{owner: c, id: id, rkey: id<<8 | 0x3c}
+	w := verbs.NewWindow(id<<8|0x3c, c)
 	c.l.mu.Lock()
 	if c.state == stClosed {
 		c.l.mu.Unlock()
-		return nil, ErrClosed
+		return nil, verbs.ErrClosed
 	}
-	c.windows[id] = w
+	c.windows[id] = &fabWindow{Window: w, id: id}
 	c.l.mu.Unlock()
 	c.fab.nWindows.Add(1)
 	return w, nil
 }
 
-func (c *fabConn) deallocWindow(w *Window) error {
+// ReleaseWindow implements verbs.WindowReleaser.
+func (c *fabConn) ReleaseWindow(w *verbs.Window) error {
+	id := w.RKey() >> 8
 	c.l.mu.Lock()
-	delete(c.windows, w.id)
-	w.bound, w.mr = false, nil
+	if fw := c.windows[id]; fw != nil {
+		fw.bound, fw.mr = false, nil
+	}
+	delete(c.windows, id)
 	c.l.mu.Unlock()
 	c.fab.nWindows.Add(-1)
 	return nil
@@ -34,7 +54,7 @@ func (c *fabConn) deallocWindow(w *Window) error {
 
 // windowByKey finds a bound window of this PD by its current rkey.
 // Caller holds link.mu.
-func (c *fabConn) windowByKey(key uint32) *Window {
+func (c *fabConn) windowByKey(key uint32) *fabWindow {
 	w := c.windows[key>>8]
 	if w == nil || !w.bound || w.key != key {
 		return nil
@@ -43,7 +63,7 @@ func (c *fabConn) windowByKey(key uint32) *Window {
 }
 
 // unbind invalidates w. Caller holds link.mu.
-func (c *fabConn) unbind(w *Window) {
+func (c *fabConn) unbind(w *fabWindow) {
 	w.bound, w.mr = false, nil
 	c.fab.nInvalidations.Add(1)
 }
@@ -51,9 +71,9 @@ func (c *fabConn) unbind(w *Window) {
 // remoteBytes resolves an RDMA target [addr, addr+n) named by rkey at this
 // (responder) side: an MR's own rkey, or a bound window's. Caller holds
 // link.mu.
-func (c *fabConn) remoteBytes(rkey uint32, addr uint64, n uint32, need Access) ([]byte, bool) {
+func (c *fabConn) remoteBytes(rkey uint32, addr uint64, n uint32, need verbs.Access) ([]byte, bool) {
 	if m := c.mrByKey(rkey, true); m != nil {
-		if m.access&need == 0 {
+		if m.Access()&need == 0 {
 			return nil, false
 		}
 		return m.bytesAt(addr, n)
@@ -72,37 +92,41 @@ func (c *fabConn) remoteBytes(rkey uint32, addr uint64, n uint32, need Access) (
 // MR registered with AccessMWBind.
 func (c *fabConn) execBind(e *sendEntry) {
 	b := &e.bind
-	w, m := b.Window, b.MR
-	ok := w != nil && m != nil && c.windows[w.id] == w && !w.bound && c.mrs[m.id] == m &&
-		m.access&AccessMWBind != 0 &&
-		b.Access&^(AccessRemoteRead|AccessRemoteWrite) == 0 &&
-		(b.Access&AccessRemoteWrite == 0 || m.access&AccessLocalWrite != 0) &&
-		b.Offset >= 0 && b.Length >= 0 && b.Offset <= len(m.buf) && b.Length <= len(m.buf)-b.Offset &&
+	var w *fabWindow
+	var m *fabMR
+	if b.Window != nil && b.MR != nil {
+		w, m = c.windows[b.Window.RKey()>>8], c.mrs[b.MR.LKey()>>8]
+	}
+	ok := w != nil && m != nil && w.Window == b.Window && !w.bound && m.MR == b.MR &&
+		m.Access()&verbs.AccessMWBind != 0 &&
+		b.Access&^(verbs.AccessRemoteRead|verbs.AccessRemoteWrite) == 0 &&
+		(b.Access&verbs.AccessRemoteWrite == 0 || m.Access()&verbs.AccessLocalWrite != 0) &&
+		b.Offset >= 0 && b.Length >= 0 && b.Offset <= m.Len() && b.Length <= m.Len()-b.Offset &&
 		b.RKey>>8 == w.id
 	if !ok {
-		c.fail(e, WCMWBindErr, ErrDisconnected)
+		c.fail(e, verbs.WCMWBindErr, verbs.ErrDisconnected)
 		return
 	}
 	w.bound, w.mr, w.key = true, m, b.RKey
-	w.addr, w.length, w.access = m.addr+uint64(b.Offset), uint64(b.Length), b.Access
+	w.addr, w.length, w.access = m.Addr()+uint64(b.Offset), uint64(b.Length), b.Access
 	c.fab.nBinds.Add(1)
-	c.finishSend(e, WCSuccess, 0)
+	c.finishSend(e, verbs.WCSuccess, 0)
 }
 
 // execLocalInv: IBV_WR_LOCAL_INV invalidates a bound window of this PD.
 func (c *fabConn) execLocalInv(e *sendEntry) {
 	w := c.windowByKey(e.invRKey)
 	if w == nil {
-		c.fail(e, WCMWBindErr, ErrDisconnected)
+		c.fail(e, verbs.WCMWBindErr, verbs.ErrDisconnected)
 		return
 	}
 	c.unbind(w)
-	c.finishSend(e, WCSuccess, 0)
+	c.finishSend(e, verbs.WCSuccess, 0)
 }
 
-// windowBoundsEnforced: the fabric checks the bound range (see
-// WindowBoundsEnforced).
-func (c *fabConn) windowBoundsEnforced() bool { return true }
+// WindowBoundsEnforced implements verbs.WindowBoundsEnforcer: the fabric
+// checks the bound range.
+func (c *fabConn) WindowBoundsEnforced() bool { return true }
 
 // DisableWindows makes AllocWindow fail with ErrWindowsUnsupported on
 // every connection of the fabric from now on, as on a device without
