@@ -121,6 +121,7 @@ type Daemon struct {
 	localPM          atomic.Pointer[string] // this daemon's rpcbind, for NSM's MON callbacks
 
 	drc     *oncrpc.DRC
+	disp    *oncrpc.Dispatcher
 	health  health
 	reloads reloadCounts
 	metrics *metrics.Server
@@ -213,6 +214,7 @@ func Start(ctx context.Context, log *zap.Logger, cfg Config) (_ *Daemon, err err
 	// of every program: NFS, and NLM's LOCK, UNLOCK, CANCEL, SHARE, ...
 	d.drc = oncrpc.NewDRC(8192, 16<<20, 2*time.Minute)
 	disp := oncrpc.NewDispatcher(log.Named("rpc"), d.drc, programs...)
+	d.disp = disp
 	d.limits = oncrpc.NewLimits(oncrpc.LimitsConfig{MaxConns: cfg.MaxConns, MaxConnsPerClient: cfg.MaxConnsPerClient, BufferBudget: cfg.BufferBudget})
 	lc := d.limits.Config()
 	log.Info("limits", zap.Int("max_connections", lc.MaxConns), zap.Int("max_connections_per_client", lc.MaxConnsPerClient),

@@ -81,6 +81,7 @@ func (d *Daemon) metricsSources() metrics.Sources {
 		TCPBufferBytes: d.limits.BufferBytes,
 		DRCEntries:     d.drc.Len,
 		DRC:            d.drc.Counts,
+		Calls:          d.disp.Counts,
 		Exports:        d.st.exportBytes,
 		Reloads:        d.reloads.totals,
 	}

@@ -239,8 +239,9 @@ func runMetricsWorkload(t *testing.T, m *metricsDaemon) {
 
 // TestMetricsWorkloadCounts runs a known workload over TCP and over
 // RPC-over-RDMA on the software fabric and checks the exact counts the
-// daemon's /metrics reports: NFS data bytes per export and transport
-// and the duplicate request cache.
+// daemon's /metrics reports: calls by procedure and status, latency
+// observations, NFS data bytes per export and transport, RPC bytes per
+// transport, and the duplicate request cache.
 func TestMetricsWorkloadCounts(t *testing.T) {
 	m := startMetricsDaemon(t)
 	ctx := context.Background()
@@ -285,12 +286,38 @@ func TestMetricsWorkloadCounts(t *testing.T) {
 	}
 
 	s := m.scrape(t)
+	nfs := func(proc, status string) []string {
+		return []string{"program", "nfs", "version", "3", "procedure", proc, "status", status}
+	}
+	calls := "gonfsrdma_rpc_calls_total"
+	wantValue(t, s, 1, calls, nfs("CREATE", "NFS3_OK")...)
+	wantValue(t, s, 2, calls, nfs("WRITE", "NFS3_OK")...)
+	wantValue(t, s, 2, calls, nfs("READ", "NFS3_OK")...)
+	wantValue(t, s, 5, calls, nfs("GETATTR", "NFS3_OK")...)
+	wantValue(t, s, 1, calls, nfs("LOOKUP", "NFS3ERR_NOENT")...)
+	wantValue(t, s, 11, calls, "program", "nfs")
+	wantValue(t, s, 1, calls, "program", "mount", "procedure", "MOUNTPROC3_MNT", "status", "MNT3_OK")
+	wantValue(t, s, 5, "gonfsrdma_rpc_call_duration_seconds", "program", "nfs", "procedure", "GETATTR")
+	wantValue(t, s, 11, "gonfsrdma_rpc_call_duration_seconds", "program", "nfs")
+
 	data := "gonfsrdma_nfs_bytes_total"
 	wantValue(t, s, float64(len(small)), data, "export", m.dir, "transport", "tcp", "op", "write")
 	wantValue(t, s, float64(len(small)), data, "export", m.dir, "transport", "tcp", "op", "read")
 	wantValue(t, s, float64(len(big)), data, "export", m.dir, "transport", "rdma", "op", "write")
 	wantValue(t, s, float64(len(big)), data, "export", m.dir, "transport", "rdma", "op", "read")
 
+	// RPC bytes: the data plus headers (each message well under 1 KiB
+	// of them: 7 calls over TCP with MNT, 4 over RDMA).
+	rpc := "gonfsrdma_rpc_bytes_total"
+	for _, c := range []struct {
+		transport, dir string
+		data, calls    int
+	}{{"tcp", "in", len(small), 7}, {"tcp", "out", len(small), 7}, {"rdma", "in", len(big), 4}, {"rdma", "out", len(big), 4}} {
+		got := s.Value(rpc, "transport", c.transport, "direction", c.dir)
+		if got <= float64(c.data) || got > float64(c.data+c.calls*1024) {
+			t.Errorf("%s{%s,%s} = %v, want the %d data bytes plus at most 1 KiB a message", rpc, c.transport, c.dir, got, c.data)
+		}
+	}
 	// CREATE is the only non-idempotent call: one miss, nothing replayed.
 	wantValue(t, s, 1, "gonfsrdma_drc_misses_total")
 	wantValue(t, s, 0, "gonfsrdma_drc_hits_total")

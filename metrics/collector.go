@@ -1,10 +1,12 @@
 package metrics
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gonfsrdma/gonfsrdma/metrics/meter"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 )
 
@@ -18,6 +20,9 @@ type Sources struct {
 	// Ready reports whether every listener is up.
 	Ready func() bool
 
+	// Calls returns the dispatcher's per-procedure, rejection and byte
+	// counters.
+	Calls func() oncrpc.DispatchCounts
 	// Exports returns the NFS READ and WRITE bytes per export and
 	// transport.
 	Exports func() []ExportBytes
@@ -83,6 +88,7 @@ func newCollector(src Sources) *collector {
 	}
 	add(true, famBuildInfo)
 	add(src.Ready != nil, famReady)
+	add(src.Calls != nil, famCalls, famCallDuration, famRejected, famRPCBytes)
 	add(src.Exports != nil, famNFSBytes)
 	add(src.DRC != nil, famDRCHits, famDRCMisses, famDRCEvictions, famDRCDrops)
 	add(src.Conns != nil, famConns)
@@ -120,6 +126,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	c.emit(ch, famBuildInfo, 1, s.Version)
 	if s.Ready != nil {
 		c.emit(ch, famReady, boolValue(s.Ready()))
+	}
+	if s.Calls != nil {
+		c.collectCalls(ch, s.Calls())
 	}
 	if s.Exports != nil {
 		for _, e := range s.Exports() {
@@ -170,6 +179,31 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		if !r.LastSuccess.IsZero() {
 			c.emit(ch, famReloadTime, unixSeconds(r.LastSuccess))
 		}
+	}
+}
+
+func (c *collector) collectCalls(ch chan<- prometheus.Metric, counts oncrpc.DispatchCounts) {
+	for _, p := range counts.Procs {
+		vers := strconv.FormatUint(uint64(p.Version), 10)
+		for status, n := range p.Statuses {
+			c.emit(ch, famCalls, float64(n), p.Program, vers, p.Procedure, status)
+		}
+		buckets := make(map[float64]uint64, meter.Buckets)
+		var cum uint64
+		for i := range meter.Buckets {
+			cum += p.Latency.Counts[i]
+			buckets[meter.BucketBound(i).Seconds()] = cum
+		}
+		ch <- prometheus.MustNewConstHistogram(c.descs[famCallDuration.Name], p.Latency.Count(), p.Latency.Sum.Seconds(), buckets, p.Program, vers, p.Procedure)
+	}
+	for reason, n := range counts.Rejected {
+		c.emit(ch, famRejected, float64(n), reason)
+	}
+	for t, n := range counts.BytesIn {
+		c.emit(ch, famRPCBytes, float64(n), t.String(), "in")
+	}
+	for t, n := range counts.BytesOut {
+		c.emit(ch, famRPCBytes, float64(n), t.String(), "out")
 	}
 }
 

@@ -135,8 +135,9 @@ func NewServer(cfg Config) *Server {
 	}
 	binary.BigEndian.PutUint64(s.verf[:], uint64(boot.UnixNano()))
 	s.program = oncrpc.Program{
-		Prog: wire.Program,
-		Name: "nfs",
+		Prog:     wire.Program,
+		Name:     "nfs",
+		Statuses: wire.StatusNames(),
 		Versions: []oncrpc.Version{{
 			Vers:  wire.Version,
 			Procs: s.procedures(),
@@ -186,6 +187,7 @@ func (s *Server) procedures() []oncrpc.Procedure {
 	}
 	for i := range t {
 		t[i].Name = wire.ProcNames[i]
+		t[i].Status = i != wire.ProcNull // every result but NULL's begins with nfsstat3
 	}
 	return t[:]
 }

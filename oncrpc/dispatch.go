@@ -3,6 +3,7 @@ package oncrpc
 import (
 	"context"
 	"errors"
+	"time"
 
 	"go.uber.org/zap"
 )
@@ -13,24 +14,33 @@ type Dispatcher struct {
 	programs []*Program
 	drc      *DRC
 	log      *zap.Logger
+	stats    *dispatchStats
 }
 
 // NewDispatcher returns a dispatcher for programs. drc may be nil to disable
 // the duplicate request cache.
 func NewDispatcher(log *zap.Logger, drc *DRC, programs ...*Program) *Dispatcher {
-	return &Dispatcher{programs: programs, drc: drc, log: log}
+	return &Dispatcher{programs: programs, drc: drc, log: log, stats: newDispatchStats(programs)}
 }
 
 // Programs returns the program tables, for rpcbind registration.
 func (d *Dispatcher) Programs() []*Program { return d.programs }
 
 func (d *Dispatcher) program(prog uint32) *Program {
-	for _, p := range d.programs {
-		if p.Prog == prog {
-			return p
-		}
+	if i := d.programIndex(prog); i >= 0 {
+		return d.programs[i]
 	}
 	return nil
+}
+
+// programIndex returns the index of program prog in d.programs, or -1.
+func (d *Dispatcher) programIndex(prog uint32) int {
+	for i, p := range d.programs {
+		if p.Prog == prog {
+			return i
+		}
+	}
+	return -1
 }
 
 // Quick reports whether the RPC call in msg names a procedure marked
@@ -58,10 +68,20 @@ func (d *Dispatcher) Quick(msg []byte) bool {
 // The message must stay valid until the reply has been sent (call.Args
 // points into it).
 func (d *Dispatcher) Dispatch(ctx context.Context, ex Exchange, call *Call, reply *Reply) bool {
-	reply.Reset()
-	reply.ex = ex
 	msg := ex.Message()
 	conn := ex.Peer()
+	answered := d.dispatch(ctx, ex, msg, conn, call, reply)
+	out := 0
+	if answered {
+		out = reply.Len()
+	}
+	d.stats.countBytes(conn.Transport, len(msg), out)
+	return answered
+}
+
+func (d *Dispatcher) dispatch(ctx context.Context, ex Exchange, msg []byte, conn *Peer, call *Call, reply *Reply) bool {
+	reply.Reset()
+	reply.ex = ex
 	hdr, off, err := DecodeCallHeader(msg)
 	if err != nil {
 		var he *HeaderError
@@ -73,37 +93,46 @@ func (d *Dispatcher) Dispatch(ctx context.Context, ex Exchange, call *Call, repl
 			return false
 		}
 		if he.Auth != AuthOK {
+			d.stats.rejected[rejectAuth].Add(1)
 			d.log.Info("credential rejected", zap.Stringer("remote", conn.Remote), zap.Uint32("xid", hdr.XID), zap.Stringer("stat", he.Auth), zap.Error(err))
 			reply.Head = AppendAuthError(reply.Head, hdr.XID, he.Auth)
 			return true
 		}
+		d.stats.rejected[rejectGarbageHeader].Add(1)
 		d.log.Info("garbage RPC header", zap.Stringer("remote", conn.Remote), zap.Uint32("xid", hdr.XID), zap.Error(err))
 		reply.Head = AppendAcceptedHeader(reply.Head, hdr.XID, GarbageArgs)
 		return true
 	}
 	*call = Call{CallHeader: hdr, Args: msg[off:], Conn: conn, ex: ex}
 	if hdr.RPCVers != RPCVersion {
+		d.stats.rejected[rejectRPCMismatch].Add(1)
 		d.log.Info("RPC version mismatch", zap.Stringer("remote", conn.Remote), zap.Uint32("rpcvers", hdr.RPCVers))
 		reply.Head = AppendRPCMismatch(reply.Head, hdr.XID)
 		return true
 	}
 	if stat := d.authenticate(call); stat != AuthOK {
+		d.stats.rejected[rejectAuth].Add(1)
 		d.log.Info("credential rejected", zap.Stringer("remote", conn.Remote), zap.Uint32("flavor", hdr.Cred.Flavor), zap.Stringer("stat", stat))
 		reply.Head = AppendAuthError(reply.Head, hdr.XID, stat)
 		return true
 	}
-	prog := d.program(hdr.Prog)
-	if prog == nil {
+	pi := d.programIndex(hdr.Prog)
+	if pi < 0 {
+		d.stats.rejected[rejectProgUnavail].Add(1)
 		reply.Head = AppendAcceptedHeader(reply.Head, hdr.XID, ProgUnavail)
 		return true
 	}
-	version := prog.version(hdr.Vers)
-	if version == nil {
+	prog := d.programs[pi]
+	vi := prog.versionIndex(hdr.Vers)
+	if vi < 0 {
+		d.stats.rejected[rejectProgMismatch].Add(1)
 		low, high := prog.versionRange()
 		reply.Head = AppendProgMismatch(reply.Head, hdr.XID, low, high)
 		return true
 	}
+	version := &prog.Versions[vi]
 	if uint64(hdr.Proc) >= uint64(len(version.Procs)) || version.Procs[hdr.Proc].Handler == nil {
+		d.stats.rejected[rejectProcUnavail].Add(1)
 		reply.Head = AppendAcceptedHeader(reply.Head, hdr.XID, ProcUnavail)
 		return true
 	}
@@ -121,21 +150,26 @@ func (d *Dispatcher) Dispatch(ctx context.Context, ex Exchange, call *Call, repl
 			return true
 		}
 	}
-	d.run(ctx, proc, call, reply)
+	start := time.Now()
+	resultsAt, outcome := d.run(ctx, proc, call, reply)
+	d.stats.countCall(pi, vi, proc, hdr.Proc, reply, resultsAt, outcome, time.Since(start))
 	if cached {
 		d.drc.finish(key, reply)
 	}
 	return true
 }
 
-func (d *Dispatcher) run(ctx context.Context, proc *Procedure, call *Call, reply *Reply) {
+// run runs the procedure and returns where its results begin in
+// reply.Head and the outcome for the counters.
+func (d *Dispatcher) run(ctx context.Context, proc *Procedure, call *Call, reply *Reply) (resultsAt, outcome int) {
 	reply.Head = AppendAcceptedHeader(reply.Head, call.XID, Success)
+	resultsAt = len(reply.Head)
 	err := proc.Handler(ctx, call, reply)
 	if err == nil && call.authReject != AuthOK {
 		err = &AuthError{Stat: call.authReject}
 	}
 	if err == nil {
-		return
+		return resultsAt, outcomeSuccess
 	}
 	reply.Reset()
 	var ae *AuthError
@@ -145,11 +179,14 @@ func (d *Dispatcher) run(ctx context.Context, proc *Procedure, call *Call, reply
 			ce.Write(zap.String("proc", proc.Name), zap.Stringer("remote", call.Conn.Remote))
 		}
 		reply.Head = AppendAcceptedHeader(reply.Head, call.XID, GarbageArgs)
+		return 0, outcomeGarbageArgs
 	case errors.As(err, &ae):
 		reply.Head = AppendAuthError(reply.Head, call.XID, ae.Stat)
+		return 0, outcomeAuthError
 	default:
 		d.log.Error("procedure failed", zap.String("proc", proc.Name), zap.Stringer("remote", call.Conn.Remote), zap.Error(err))
 		reply.Head = AppendAcceptedHeader(reply.Head, call.XID, SystemErr)
+		return 0, outcomeSystemErr
 	}
 }
 

@@ -27,6 +27,10 @@ type Procedure struct {
 	// such calls on the connection's completion goroutine). A Quick call
 	// that does wait holds up the calls behind it on that connection.
 	Quick bool
+	// Status says the procedure's results begin with the program's
+	// status word (Program.Statuses): the metrics count its calls by
+	// that status.
+	Status bool
 }
 
 // Version is one version of a program.
@@ -40,16 +44,28 @@ type Program struct {
 	Prog     uint32
 	Name     string
 	Versions []Version
+	// Statuses names the values of the status word that begins the
+	// results of procedures marked Status (nfsstat3 for NFS), for the
+	// metrics; nil when the program has none.
+	Statuses map[uint32]string
 }
 
 // version returns version vers of the program, or nil.
 func (p *Program) version(vers uint32) *Version {
-	for i := range p.Versions {
-		if p.Versions[i].Vers == vers {
-			return &p.Versions[i]
-		}
+	if i := p.versionIndex(vers); i >= 0 {
+		return &p.Versions[i]
 	}
 	return nil
+}
+
+// versionIndex returns the index of version vers in p.Versions, or -1.
+func (p *Program) versionIndex(vers uint32) int {
+	for i := range p.Versions {
+		if p.Versions[i].Vers == vers {
+			return i
+		}
+	}
+	return -1
 }
 
 // versionRange returns the lowest and highest version numbers.

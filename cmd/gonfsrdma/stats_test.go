@@ -16,11 +16,14 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/gonfsrdma/gonfsrdma/daemon"
+	nfsc "github.com/gonfsrdma/gonfsrdma/nfs/client"
+	"github.com/gonfsrdma/gonfsrdma/nfs/mount"
+	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 )
 
 // startMetricsServer runs an in-process daemon (TCP only) with metrics
 // on loopback and returns it.
-func startMetricsServer(t *testing.T) *daemon.Daemon {
+func startMetricsServer(t *testing.T) (*daemon.Daemon, string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "export")
 	if err := os.Mkdir(dir, 0o755); err != nil {
@@ -42,7 +45,7 @@ func startMetricsServer(t *testing.T) *daemon.Daemon {
 		defer cancel()
 		d.Shutdown(ctx)
 	})
-	return d
+	return d, dir
 }
 
 // runStats runs `gonfsrdma stats ARGS` and returns stdout, stderr and the
@@ -69,7 +72,36 @@ func runStats(t *testing.T, args ...string) (string, string, int) {
 }
 
 func TestStatsAgainstDaemon(t *testing.T) {
-	d := startMetricsServer(t)
+	d, dir := startMetricsServer(t)
+	// A known workload over TCP: MNT, then NULL and three GETATTRs of
+	// the root on a connection kept open.
+	ctx := context.Background()
+	mc, err := oncrpc.Dial(ctx, "tcp", d.MountAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc.SetCred(oncrpc.NewAuthSys("test", 0, 0))
+	root, _, err := mount.Mnt(ctx, mc, dir)
+	mc.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := oncrpc.Dial(ctx, "tcp", d.NFSAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetCred(oncrpc.NewAuthSys("test", 0, 0))
+	c := nfsc.New(nc)
+	if err := c.Null(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := c.Getattr(ctx, root); err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	out, errOut, code := runStats(t, d.MetricsAddr())
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -79,18 +111,23 @@ func TestStatsAgainstDaemon(t *testing.T) {
 		t.Errorf("header %q", lines[0])
 	}
 	for _, want := range []string{
-		"transport  conns",
-		"      tcp      0",
-		"server: DRC entries 0 (hits 0, misses 0, evictions 0), exports reloads 0 ok, 0 failed",
+		`(?m)^mount v3: 1 calls$`,
+		`(?m)^ +MOUNTPROC3_MNT +1 +100\.0% +- +0 +[0-9.]+(ns|µs|ms)$`,
+		`(?m)^nfs v3: 4 calls$`,
+		`(?m)^ +GETATTR +3 +75\.0% +- +0 +[0-9.]+(ns|µs|ms)$`,
+		`(?m)^ +NULL +1 +25\.0% +- +0 +[0-9.]+(ns|µs|ms)$`,
+		`(?m)^ +transport +conns +RPC in +RPC out +in/s +out/s$`,
+		`(?m)^ +tcp +[12] +[0-9.]+ (B|KiB) +[0-9.]+ (B|KiB) +- +-$`,
+		`(?m)^server: DRC entries 0 \(hits 0, misses 0, evictions 0\), exports reloads 0 ok, 0 failed$`,
 	} {
-		if !strings.Contains(out, want+"\n") {
-			t.Errorf("output lacks %q:\n%s", want, out)
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("output lacks %s:\n%s", want, out)
 		}
 	}
 }
 
 func TestStatsWatch(t *testing.T) {
-	d := startMetricsServer(t)
+	d, _ := startMetricsServer(t)
 	out, errOut, code := runStats(t, "--watch", "--interval", "50ms", "--count", "3", "http://"+d.MetricsAddr()+"/metrics")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)

@@ -59,7 +59,7 @@ func NewServer(log *zap.Logger, backend Backend) *Server {
 func (s *Server) Program() *oncrpc.Program {
 	v3 := []oncrpc.Procedure{
 		ProcNull:    {Name: "MOUNTPROC3_NULL", Handler: null, Idempotent: true},
-		ProcMnt:     {Name: "MOUNTPROC3_MNT", Handler: s.mnt, Idempotent: true},
+		ProcMnt:     {Name: "MOUNTPROC3_MNT", Handler: s.mnt, Idempotent: true, Status: true},
 		ProcDump:    {Name: "MOUNTPROC3_DUMP", Handler: s.dump, Idempotent: true},
 		ProcUmnt:    {Name: "MOUNTPROC3_UMNT", Handler: s.umnt, Idempotent: true},
 		ProcUmntAll: {Name: "MOUNTPROC3_UMNTALL", Handler: s.umntAll, Idempotent: true},
@@ -73,9 +73,14 @@ func (s *Server) Program() *oncrpc.Program {
 		ProcUmntAll: {Name: "MOUNTPROC_UMNTALL", Handler: s.umntAll, Idempotent: true},
 		ProcExport:  {Name: "MOUNTPROC_EXPORT", Handler: s.export, Idempotent: true},
 	}
+	statuses := make(map[uint32]string)
+	for _, st := range []Stat{StatOK, StatPerm, StatNoEnt, StatIO, StatAcces, StatNotDir, StatInval, StatNameTooLong, StatNotSupp, StatServerFault} {
+		statuses[uint32(st)] = st.String()
+	}
 	return &oncrpc.Program{
-		Prog: Prog,
-		Name: "mount",
+		Prog:     Prog,
+		Statuses: statuses,
+		Name:     "mount",
 		Versions: []oncrpc.Version{
 			{Vers: Vers1, Procs: v1},
 			{Vers: Vers2, Procs: v1},

@@ -106,6 +106,15 @@ var statusNames = map[Status]string{
 	ErrBadType: "NFS3ERR_BADTYPE", ErrJukebox: "NFS3ERR_JUKEBOX",
 }
 
+// StatusNames returns the nfsstat3 names by value (a new map).
+func StatusNames() map[uint32]string {
+	m := make(map[uint32]string, len(statusNames))
+	for st, name := range statusNames {
+		m[uint32(st)] = name
+	}
+	return m
+}
+
 func (s Status) String() string {
 	if n, ok := statusNames[s]; ok {
 		return n
