@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/gonfsrdma/gonfsrdma/exports"
 	"github.com/gonfsrdma/gonfsrdma/metrics"
@@ -150,7 +151,7 @@ loop:
 		case <-reload:
 			cfg.Notify.send("RELOADING=1", monotonicUsec(), "STATUS=reloading "+cfg.ExportsFile)
 			if err := d.Reload(); err != nil {
-				log.Error("reload failed; keeping the previous exports", zap.Error(err))
+				logBlock(log, zapcore.ErrorLevel, refusedLines(cfg.ExportsFile, err))
 			}
 			cfg.Notify.send("READY=1", d.status())
 		}
@@ -194,11 +195,6 @@ func Start(ctx context.Context, log *zap.Logger, cfg Config) (_ *Daemon, err err
 			d.Shutdown(sctx)
 		}
 	}()
-	for _, e := range table.Exports {
-		for _, r := range e.Rules {
-			log.Info("export", zap.String("path", e.Path), zap.String("client", r.Spec), zap.Stringer("options", &r.Options))
-		}
-	}
 
 	nfsSrv := nfs.NewServer(nfs.Config{Exports: st, Authorize: st.authorize, Log: log.Named("nfs")})
 	st.nfs = nfsSrv
@@ -295,6 +291,7 @@ func Start(ctx context.Context, log *zap.Logger, cfg Config) (_ *Daemon, err err
 		return nil, err
 	}
 	d.health.up.Store(true)
+	logBlock(log, zapcore.InfoLevel, d.summary())
 	return d, nil
 }
 
@@ -334,7 +331,8 @@ func (d *Daemon) Reload() (err error) {
 	if err != nil {
 		return err
 	}
-	set, unused, err := d.st.build(t, d.st.cur.Load())
+	prev := d.st.cur.Load()
+	set, unused, err := d.st.build(t, prev)
 	if err != nil {
 		return err
 	}
@@ -346,7 +344,7 @@ func (d *Daemon) Reload() (err error) {
 			}
 		}
 	}
-	d.log.Info("exports reloaded", zap.Int("exports", len(t.Exports)), zap.Int("removed", len(unused)))
+	logBlock(d.log, zapcore.InfoLevel, reloadLines(d.cfg.ExportsFile, prev.table, t))
 	return nil
 }
 

@@ -71,7 +71,7 @@ func (st *exportState) build(t *exports.Table, prev *exportSet) (*exportSet, []*
 		fsid, backend := fsidOf(e), backendOf(e)
 		if other, ok := set.byFSID[fsid]; ok {
 			closeEntries(set.byPath)
-			return nil, nil, fmt.Errorf("exports %s and %s have the same fsid %d", other.cfg.Path, e.Path, fsid)
+			return nil, nil, fmt.Errorf("%sexports %s and %s have the same fsid %d", where(e), other.cfg.Path, e.Path, fsid)
 		}
 		async := asyncOf(e)
 		if async {
@@ -92,7 +92,7 @@ func (st *exportState) build(t *exports.Table, prev *exportSet) (*exportSet, []*
 			fs, err = st.open(e.Path, backend, fsid)
 			if err != nil {
 				closeEntries(set.byPath)
-				return nil, nil, fmt.Errorf("export %s: %w", e.Path, err)
+				return nil, nil, fmt.Errorf("%sexport %s: %w", where(e), e.Path, err)
 			}
 		}
 		stats := new(nfs.ExportStats)
@@ -112,6 +112,15 @@ func (st *exportState) build(t *exports.Table, prev *exportSet) (*exportSet, []*
 		}
 	}
 	return set, unused, nil
+}
+
+// where is "file:line:col: " for an export read from a file, "" for
+// the default export.
+func where(e *exports.Export) string {
+	if e.Pos.File == "" {
+		return ""
+	}
+	return e.Pos.String() + ": "
 }
 
 // closeEntries closes the backends of a half-built set, except those
