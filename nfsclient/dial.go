@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"net"
 	"os"
 	"strconv"
@@ -88,6 +89,7 @@ func DialConfig(ctx context.Context, cfg Config) (*FS, error) {
 		return nil, err
 	}
 	f := &FS{fsState: &fsState{cfg: cfg, cred: cred, export: export, root: root}, ctx: context.Background()}
+	f.xids.Store(mrand.Uint32()) // apart from any other client's on the server
 	f.sub = strings.Trim(strings.TrimPrefix(cfg.Path, export), "/")
 	if err := f.connect(ctx); err != nil {
 		return nil, err
@@ -349,13 +351,20 @@ func (r *reconn) close() {
 
 // Call sends cc, and again on a fresh connection (up to Config.Retries
 // times, backing off) when the connection broke or an attempt timed out.
-// The server's duplicate request cache answers a resent call it already
-// executed, unless it restarted in between: then a non-idempotent call
-// (CREATE, REMOVE, RENAME...) may report what its first execution did
-// (NFS3ERR_EXIST, NFS3ERR_NOENT), as with any NFSv3 client.
+// Every attempt carries the same XID, as the kernel client's
+// retransmissions do, so the server's duplicate request cache answers a
+// resent call it already executed; only if the server restarted in
+// between may a non-idempotent call (CREATE, REMOVE, RENAME...) report
+// what its first execution did (NFS3ERR_EXIST, NFS3ERR_NOENT), as with
+// any NFSv3 client.
 func (r *reconn) Call(ctx context.Context, cc *oncrpc.ClientCall) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if cc.XID == 0 {
+		c := *cc
+		c.XID = r.fs.xids.Add(1)
+		cc = &c
 	}
 	var lastErr error
 	for attempt := 0; ; attempt++ {
@@ -393,6 +402,14 @@ func (r *reconn) Call(ctx context.Context, cc *oncrpc.ClientCall) ([]byte, error
 			return nil, ctx.Err()
 		}
 		lastErr = err
+		if errors.Is(err, rpcrdma.ErrClosed) {
+			// The RDMA client fails its calls just before it reports
+			// itself done: wait for that, then reconnect.
+			select {
+			case <-t.Done():
+			case <-time.After(time.Second):
+			}
+		}
 		select {
 		case <-t.Done():
 			r.drop(t)
@@ -400,6 +417,10 @@ func (r *reconn) Call(ctx context.Context, cc *oncrpc.ClientCall) ([]byte, error
 		default:
 		}
 		if timedOut {
+			// Resend on a new connection, as the kernel's RPC-over-RDMA
+			// client does after a timeout: the same XID may not be in
+			// flight twice on one connection.
+			r.drop(t)
 			continue
 		}
 		return nil, err

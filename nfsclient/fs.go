@@ -51,6 +51,10 @@ type fsState struct {
 
 	stats counters
 	dirs  dirCache
+
+	// xids numbers the calls of every connection of the FS (reconn.Call):
+	// a retransmission on a new connection keeps its XID.
+	xids atomic.Uint32
 }
 
 type counters struct {

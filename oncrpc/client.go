@@ -22,6 +22,13 @@ import (
 // a Read chunk and offer a Write chunk for bulk reply data.
 type ClientCall struct {
 	Prog, Vers, Proc uint32
+	// XID, when nonzero, is the call's XID instead of a fresh one from
+	// the connection: a retransmission, which the server's duplicate
+	// request cache answers when the first transmission's call ran (RFC
+	// 5531 section 9: a retransmitted call keeps its XID). A connection
+	// carries one call per XID at a time: resend on a new connection, or
+	// once the first attempt has returned.
+	XID uint32
 	// Cred overrides the client's default credential when its Flavor or
 	// Body is set.
 	Cred *OpaqueAuth
@@ -362,7 +369,10 @@ func (c *Client) Call(ctx context.Context, cc *ClientCall) ([]byte, error) {
 	if cc.Cred != nil {
 		cred = *cc.Cred
 	}
-	xid := c.nextXID.Add(1)
+	xid := cc.XID
+	if xid == 0 {
+		xid = c.nextXID.Add(1)
+	}
 	h := CallHeader{XID: xid, Prog: cc.Prog, Vers: cc.Vers, Proc: cc.Proc, Cred: cred}
 	head := AppendCallHeader(make([]byte, 0, 64+len(cred.Body)+len(cc.Args)), &h)
 	o := outMsg{append(head, cc.Args...), nil, nil, cc.Tail}

@@ -373,10 +373,6 @@ type CallOpts struct {
 	// ReplyChunk, when non-nil, are the segment lengths of the Reply
 	// chunk offered (LargeReply offers one segment of MaxRecord bytes).
 	ReplyChunk []int
-	// XID, when nonzero, is the call's XID instead of a fresh one: a
-	// retransmission, which the server's duplicate request cache answers
-	// when the first transmission's call completed.
-	XID uint32
 }
 
 // Call implements oncrpc.Caller. The results are appended to
@@ -400,8 +396,8 @@ func (c *Client) CallWith(ctx context.Context, cc *oncrpc.ClientCall, opts *Call
 	}
 	defer c.active.Done()
 	xid := c.xid.Add(1)
-	if opts != nil && opts.XID != 0 {
-		xid = opts.XID
+	if cc.XID != 0 { // a retransmission (oncrpc.ClientCall.XID)
+		xid = cc.XID
 	}
 	hdr, msgLen, err := c.marshal(s, xid, cc, opts)
 	if err != nil {

@@ -319,6 +319,13 @@ func (l *ledger) program() *oncrpc.Program {
 	return &oncrpc.Program{Prog: ledgerProg, Name: "ledger", Versions: []oncrpc.Version{{Vers: ledgerVers, Procs: procs}}}
 }
 
+// withXID is cc sent with the given XID (a retransmission when reused).
+func withXID(cc *oncrpc.ClientCall, xid uint32) *oncrpc.ClientCall {
+	c := *cc
+	c.XID = xid
+	return &c
+}
+
 func appendCall(data []byte) *oncrpc.ClientCall {
 	return &oncrpc.ClientCall{Prog: ledgerProg, Vers: ledgerVers, Proc: ledgerAppend, Args: xdr.AppendUint32(nil, uint32(len(data))), Payload: data}
 }
@@ -443,7 +450,7 @@ func failedCall(t *testing.T, c *Client, cc *oncrpc.ClientCall, xid uint32) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_, err := c.CallWith(ctx, cc, &CallOpts{XID: xid}, nil)
+		_, err := c.Call(ctx, withXID(cc, xid))
 		errc <- err
 	}()
 	select {
@@ -505,7 +512,7 @@ func entries(es []observer.LoggedEntry) []string {
 func (e *faultEnv) retransmit(cc *oncrpc.ClientCall, data []byte, xid uint32) uint32 {
 	e.t.Helper()
 	c := e.dial()
-	res, err := c.CallWith(ctxT(e.t), cc, &CallOpts{XID: xid}, nil)
+	res, err := c.Call(ctxT(e.t), withXID(cc, xid))
 	if err != nil {
 		e.t.Fatalf("retransmission on a new connection: %v", err)
 	}
@@ -588,7 +595,7 @@ func TestRecoveryLostCompletion(t *testing.T) {
 		})
 		xid := c.NextXID()
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-		_, err := c.CallWith(ctx, appendCall(data), &CallOpts{XID: xid}, nil)
+		_, err := c.Call(ctx, withXID(appendCall(data), xid))
 		cancel()
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("call whose Read completion was lost: %v, want a timeout", err)
@@ -656,7 +663,7 @@ func TestRecoveryDisconnectCallsInFlight(t *testing.T) {
 			errs := make(chan error, len(calls))
 			for _, k := range calls[:6] {
 				go func() {
-					_, err := c.CallWith(ctxT(t), k.cc, &CallOpts{XID: k.xid}, nil)
+					_, err := c.Call(ctxT(t), withXID(k.cc, k.xid))
 					errs <- err
 				}()
 			}
@@ -665,7 +672,7 @@ func TestRecoveryDisconnectCallsInFlight(t *testing.T) {
 			e.prov.SetFaults(softfabric.FaultPlan{CompletionDelay: 20 * time.Millisecond})
 			for _, k := range calls[6:] {
 				go func() {
-					_, err := c.CallWith(ctxT(t), k.cc, &CallOpts{XID: k.xid}, nil)
+					_, err := c.Call(ctxT(t), withXID(k.cc, k.xid))
 					errs <- err
 				}()
 			}
@@ -704,7 +711,7 @@ func TestRecoveryDisconnectCallsInFlight(t *testing.T) {
 			c2 := e.dial()
 			seqs := map[uint32]bool{}
 			for _, k := range calls {
-				res, err := c2.CallWith(ctxT(t), k.cc, &CallOpts{XID: k.xid}, nil)
+				res, err := c2.Call(ctxT(t), withXID(k.cc, k.xid))
 				if err != nil {
 					t.Fatalf("retransmission: %v", err)
 				}
