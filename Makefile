@@ -7,8 +7,9 @@ BIN      := bin/gonfsrdma
 PKGS     := ./...
 FUZZTIME ?= 5s
 EXPORT   ?= /srv/gonfsrdma
-# Packages built only with -tags ceph (the CephFS backend and its users).
-CEPH_PKGS := ./vfs/cephfs/
+# Packages whose Ceph code is built only with -tags ceph (the CephFS
+# backend, and the daemon's multi-head tests).
+CEPH_PKGS := ./vfs/cephfs/ ./daemon/
 
 .PHONY: all deps build build-ceph run test test-ceph check conformance fuzz bench bench-peers lint interop test-kernel clean man install deb deb-check
 
@@ -98,10 +99,12 @@ test:
 
 # The CephFS backend against a throwaway one-node cluster (mon, mgr, a
 # memstore OSD, MDS) in a private network namespace: the vfs conformance
-# suite on a live CephFS. Fails, never skips, when the cluster cannot start.
+# suite and two-mount tests on a live CephFS, then several gonfsrdma heads
+# (processes) over it. Fails, never skips, when the cluster cannot start.
 test-ceph:
 	@start=$$(date +%s); \
-	  scripts/ceph-cluster.sh run $(GO) test -race -count=1 -timeout 10m -tags ceph $(CEPH_PKGS); rc=$$?; \
+	  scripts/ceph-cluster.sh run sh -c '$(GO) test -race -count=1 -timeout 10m -tags ceph ./vfs/cephfs/ && \
+	    $(GO) test -race -count=1 -timeout 10m -tags ceph -run Ceph ./daemon/'; rc=$$?; \
 	  echo "test-ceph: $$(( $$(date +%s) - start )) s"; exit $$rc
 
 # The conformance suite against an in-process daemon, over TCP and over

@@ -180,7 +180,7 @@ func Start(ctx context.Context, log *zap.Logger, cfg Config) (_ *Daemon, err err
 	if err != nil {
 		return nil, err
 	}
-	st := &exportState{log: log, handleKey: key}
+	st := &exportState{log: log, handleKey: key, stateDir: cfg.StateDir}
 	set, _, err := st.build(table, nil)
 	if err != nil {
 		return nil, err
@@ -385,7 +385,7 @@ func loadTable(log *zap.Logger, cfg Config) (*exports.Table, error) {
 		log.Info("no --exports file: exporting the default directory read-write to loopback clients", zap.String("path", dir))
 		return exports.Default(dir)
 	}
-	t, warnings, err := exports.Load(cfg.ExportsFile, exports.ParseOptions{})
+	t, warnings, err := exports.Load(cfg.ExportsFile, exports.ParseOptions{BackendAvailable: BackendAvailable})
 	for _, w := range warnings {
 		log.Warn("exports", zap.String("warning", w.String()))
 	}

@@ -42,6 +42,7 @@ type exportEntry struct {
 type exportState struct {
 	log       *zap.Logger
 	handleKey []byte
+	stateDir  string
 	cur       atomic.Pointer[exportSet]
 	nfs       *nfs.Server // set once the NFS server exists
 }
@@ -54,8 +55,13 @@ func fsidOf(e *exports.Export) uint32 {
 	return nfs.FSIDFromPath(e.Path)
 }
 
+// backendOf names the export's backend with its settings: a reload keeps
+// an export's open backend only when this is unchanged.
 func backendOf(e *exports.Export) string {
 	if len(e.Rules) > 0 && e.Rules[0].Options.Backend != "" {
+		if b := e.Rules[0].Options.Backend; b == exports.BackendCephFS {
+			return b + ":" + e.Rules[0].Options.Ceph.String()
+		}
 		return e.Rules[0].Options.Backend
 	}
 	return exports.BackendOS
@@ -89,7 +95,7 @@ func (st *exportState) build(t *exports.Table, prev *exportSet) (*exportSet, []*
 		}
 		if fs == nil {
 			var err error
-			fs, err = st.open(e.Path, backend, fsid)
+			fs, err = st.open(e, fsid)
 			if err != nil {
 				closeEntries(set.byPath)
 				return nil, nil, fmt.Errorf("%sexport %s: %w", where(e), e.Path, err)
@@ -152,8 +158,15 @@ func allReadOnly(e *exports.Export) bool {
 // bound to the fsid (nfs.HandleDomain), so a handle of one export
 // relabelled with another's fsid is stale although all share the
 // daemon's handle key.
-func (st *exportState) open(path, backend string, fsid uint32) (vfs.FS, error) {
+func (st *exportState) open(e *exports.Export, fsid uint32) (vfs.FS, error) {
+	path := e.Path
+	backend := exports.BackendOS
+	if len(e.Rules) > 0 && e.Rules[0].Options.Backend != "" {
+		backend = e.Rules[0].Options.Backend
+	}
 	switch backend {
+	case exports.BackendCephFS:
+		return openCephFS(e.Rules[0].Options.Ceph, fsid, st.stateDir, st.log.With(zap.String("export", path)))
 	case exports.BackendMem:
 		return billyfs.NewMem(billyfs.Options{Logger: st.log.With(zap.String("export", path))}), nil
 	case exports.BackendOS, "":

@@ -58,8 +58,11 @@
 // under every squash mode; default 4294967294); fsid=N or fsid=root
 // (= 0; UUID forms are rejected: "fsid UUIDs are not supported");
 // sec=sys, sec=none or sec=sys:none (the order is kept); transports=tcp,
-// rdma or tcp:rdma (default both); backend=os or mem (default os; mem needs
-// no directory). Later options override earlier ones.
+// rdma or tcp:rdma (default both); backend=os, mem or cephfs (default os;
+// mem and cephfs need no directory: the path is only the name clients
+// mount); with cephfs, ceph_conf=FILE, ceph_name=ID, ceph_keyring=FILE,
+// ceph_fs=NAME, ceph_path=/DIR and ceph_fhkey=FILE (CephOptions; files
+// must exist, paths be absolute). Later options override earlier ones.
 //
 // The knfsd options no_subtree_check, subtree_check, wdelay, no_wdelay,
 // hide, nohide, crossmnt, nocrossmnt, no_acl, acl and the NLM options
@@ -67,10 +70,10 @@
 // no effect and are listed in Options.Ignored. Other knfsd options
 // (mountpoint, refer, replicas, pnfs, ...) are errors.
 //
-// The backend and the fsid select the file system and its file handles,
-// and sync/async decides whether its writes wait for storage, so all
-// clients of one export must agree on them (set them in the "-opts"
-// defaults), and two exports may not share an fsid.
+// The backend (with its ceph_* options) and the fsid select the file
+// system and its file handles, and sync/async decides whether its writes
+// wait for storage, so all clients of one export must agree on them (set
+// them in the "-opts" defaults), and two exports may not share an fsid.
 //
 // async is knfsd's: stable WRITEs are answered with the stability the
 // client asked for and COMMIT answers OK, neither waiting for storage; the

@@ -97,7 +97,60 @@ func (m SquashMode) String() string {
 const (
 	BackendOS  = "os"  // the export path is a directory of the local file system
 	BackendMem = "mem" // an in-memory file system; the path is only a name
+	// BackendCephFS exports a CephFS directory (the ceph_* options) through
+	// libcephfs; the path is only the name clients mount. Several servers
+	// may export the same directory (see vfs/cephfs).
+	BackendCephFS = "cephfs"
 )
+
+// CephOptions are a backend=cephfs export's cluster settings, the ceph_*
+// options (named after mount.ceph's where it has one). Empty fields take
+// the defaults given.
+type CephOptions struct {
+	Conf    string // ceph_conf=FILE: the cluster's ceph.conf (default: libcephfs's search: $CEPH_CONF, /etc/ceph/ceph.conf)
+	Name    string // ceph_name=ID: the Ceph client, without "client." (default admin)
+	Keyring string // ceph_keyring=FILE: the client's keyring (default: the configuration's)
+	FS      string // ceph_fs=NAME: the file system (default: the cluster's default)
+	Path    string // ceph_path=/DIR: the exported directory inside it (default /)
+	FHKey   string // ceph_fhkey=FILE: the file handle key, the same file on every server (default: kept in the directory's xattr)
+}
+
+// cephOptionNames are the ceph_* options, in String's order.
+var cephOptionNames = []string{"ceph_conf", "ceph_name", "ceph_keyring", "ceph_fs", "ceph_path", "ceph_fhkey"}
+
+func (c *CephOptions) field(name string) *string {
+	switch name {
+	case "ceph_conf":
+		return &c.Conf
+	case "ceph_name":
+		return &c.Name
+	case "ceph_keyring":
+		return &c.Keyring
+	case "ceph_fs":
+		return &c.FS
+	case "ceph_path":
+		return &c.Path
+	case "ceph_fhkey":
+		return &c.FHKey
+	}
+	return nil
+}
+
+// String is the options that are set, in exports(5) syntax ("" for none).
+func (c *CephOptions) String() string {
+	var b []byte
+	for _, n := range cephOptionNames {
+		if v := *c.field(n); v != "" {
+			if len(b) > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, n...)
+			b = append(b, '=')
+			b = append(b, v...)
+		}
+	}
+	return string(b)
+}
 
 // Options are the effective options of one client rule: the defaults,
 // overridden by the line's "-opts" default list, overridden by the
@@ -114,7 +167,8 @@ type Options struct {
 	FSIDSet    bool         // whether fsid= was given
 	Flavors    []uint32     // sec=, in the admin's order; default [AuthSys]
 	Transports TransportSet // transports=, default AllTransports
-	Backend    string       // backend=, BackendOS (default) or BackendMem
+	Backend    string       // backend=, BackendOS (default), BackendMem or BackendCephFS
+	Ceph       CephOptions  // ceph_*= (backend=cephfs only; per export)
 	Ignored    []string     // knfsd options accepted without effect, as written
 }
 
@@ -228,6 +282,10 @@ func (o *Options) String() string {
 	b = append(b, o.Transports.String()...)
 	b = append(b, ",backend="...)
 	b = append(b, o.Backend...)
+	if c := o.Ceph.String(); c != "" {
+		b = append(b, ',')
+		b = append(b, c...)
+	}
 	return string(b)
 }
 

@@ -74,6 +74,13 @@ type ParseOptions struct {
 	// usable directory; nil means os.Stat must succeed and report a
 	// directory.
 	StatDir func(path string) error
+	// StatFile checks that a file an export names (ceph_conf,
+	// ceph_keyring, ceph_fhkey) is a readable regular file; nil means
+	// os.Stat must succeed and report a regular file.
+	StatFile func(path string) error
+	// BackendAvailable reports why this binary cannot open a backend
+	// (one not compiled in), nil when it can; nil means every backend is.
+	BackendAvailable func(backend string) error
 }
 
 // maxErrors bounds the ErrorList; one more entry says it was cut.
@@ -385,8 +392,34 @@ func (p *parser) export(e *Export, at lc) {
 				"client %q has %s but client %q has %s; gonfsrdma applies sync/async to the whole export",
 				r.Spec, pickSync(r.Options.Async), r0.Spec, pickSync(r0.Options.Async))
 		}
+		if r.Options.Ceph != r0.Options.Ceph {
+			p.errorf(lcr, "set the ceph_* options once, in the default options after the path",
+				"client %q has %q but client %q has %q; one export has one CephFS directory",
+				r.Spec, r.Options.Ceph.String(), r0.Spec, r0.Options.Ceph.String())
+		}
 		if r.Options.Backend == BackendOS {
 			needDir = true
+		}
+	}
+	if len(e.Rules) > 0 {
+		o := &e.Rules[0].Options
+		if c := o.Ceph.String(); c != "" && o.Backend != BackendCephFS {
+			p.errorf(at, "add backend=cephfs, or remove them", "%s: ceph_* options need backend=cephfs", c)
+		}
+		if p.opts.BackendAvailable != nil {
+			if err := p.opts.BackendAvailable(o.Backend); err != nil {
+				p.errorf(at, "", "backend=%s: %v", o.Backend, err)
+			}
+		}
+		if o.Backend == BackendCephFS {
+			for _, f := range []struct{ name, path string }{{"ceph_conf", o.Ceph.Conf}, {"ceph_keyring", o.Ceph.Keyring}, {"ceph_fhkey", o.Ceph.FHKey}} {
+				if f.path == "" {
+					continue
+				}
+				if err := p.statFile(f.path); err != nil {
+					p.errorf(at, "", "%s=%s: %v", f.name, f.path, err)
+				}
+			}
 		}
 	}
 	if len(e.Rules) > 0 && e.Rules[0].Options.FSIDSet {
@@ -423,6 +456,20 @@ func (p *parser) statDir(dir string) error {
 	}
 	if !fi.IsDir() {
 		return errors.New("not a directory")
+	}
+	return nil
+}
+
+func (p *parser) statFile(name string) error {
+	if p.opts.StatFile != nil {
+		return p.opts.StatFile(name)
+	}
+	fi, err := os.Stat(name)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return errors.New("not a regular file")
 	}
 	return nil
 }
@@ -534,7 +581,8 @@ var (
 		"ro", "rw", "sync", "async", "secure", "insecure",
 		"root_squash", "no_root_squash", "all_squash", "no_all_squash",
 	}
-	valueOptions = []string{"anonuid", "anongid", "maxid", "fsid", "sec", "transports", "backend"}
+	valueOptions = []string{"anonuid", "anongid", "maxid", "fsid", "sec", "transports", "backend",
+		"ceph_conf", "ceph_name", "ceph_keyring", "ceph_fs", "ceph_path", "ceph_fhkey"}
 	// knfsd options that have no effect here, accepted and recorded.
 	// The lock options concern NLM, which this server does not run.
 	ignoredOptions = []string{
@@ -689,11 +737,33 @@ func (p *parser) option(name, val string, hasVal bool, at, valAt lc, st *optStat
 		}
 		o.Transports = ts
 	case "backend":
-		if val != BackendOS && val != BackendMem {
-			p.errorf(valAt, didYouMean(val, []string{BackendOS, BackendMem}, "backends are os and mem"), "unknown backend %q", val)
+		if val != BackendOS && val != BackendMem && val != BackendCephFS {
+			p.errorf(valAt, didYouMean(val, []string{BackendOS, BackendMem, BackendCephFS}, "backends are os, mem and cephfs"), "unknown backend %q", val)
 			return
 		}
 		o.Backend = val
+	case "ceph_conf", "ceph_keyring", "ceph_fhkey":
+		if !path.IsAbs(val) {
+			p.errorf(valAt, "e.g. "+valueExample(name), "%s wants an absolute file name, not %q", name, val)
+			return
+		}
+		*o.Ceph.field(name) = val
+	case "ceph_path":
+		if !path.IsAbs(val) || path.Clean(val) != val {
+			p.errorf(valAt, "e.g. ceph_path=/volumes/data", "ceph_path wants a clean absolute path inside the file system, not %q", val)
+			return
+		}
+		o.Ceph.Path = val
+	case "ceph_name", "ceph_fs":
+		if strings.HasPrefix(val, "client.") {
+			p.errorf(valAt, "e.g. ceph_name=nfs for client.nfs", "ceph_name is the client name without \"client.\"")
+			return
+		}
+		if !cephIdent(val) {
+			p.errorf(valAt, "letters, digits, '.', '_' and '-'", "invalid %s %q", name, val)
+			return
+		}
+		*o.Ceph.field(name) = val
 	default:
 		switch {
 		case slices.Contains(ignoredOptions, name):
@@ -727,8 +797,33 @@ func valueExample(name string) string {
 		return "transports=tcp:rdma"
 	case "backend":
 		return "backend=os"
+	case "ceph_conf":
+		return "ceph_conf=/etc/ceph/ceph.conf"
+	case "ceph_keyring":
+		return "ceph_keyring=/etc/ceph/ceph.client.nfs.keyring"
+	case "ceph_fhkey":
+		return "ceph_fhkey=/etc/gonfsrdma/cephfs.fhkey"
+	case "ceph_name":
+		return "ceph_name=nfs"
+	case "ceph_fs":
+		return "ceph_fs=cephfs"
+	case "ceph_path":
+		return "ceph_path=/volumes/data"
 	}
 	return name
+}
+
+// cephIdent: a Ceph client or file system name.
+func cephIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // looksLikeUUID reports whether s is hex digits with optional dashes,

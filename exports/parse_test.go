@@ -238,7 +238,7 @@ var errorCases = []struct {
 	{"transports comma", "/srv *(transports=tcp,rdma)", `exports:1:23: unknown option "rdma" (separate transports values with ":", e.g. "transports=tcp:rdma")`},
 	{"transports unknown", "/srv *(transports=udp)", `exports:1:19: unknown transport "udp" (transports are tcp and rdma, separated by ":")`},
 	{"transports empty", "/srv *(transports=)", `exports:1:19: unknown transport "" (transports are tcp and rdma, separated by ":")`},
-	{"backend unknown", "/srv *(backend=zfs)", `exports:1:16: unknown backend "zfs" (backends are os and mem)`},
+	{"backend unknown", "/srv *(backend=zfs)", `exports:1:16: unknown backend "zfs" (backends are os, mem and cephfs)`},
 	{"backend typo", "/srv *(backend=mme)", `exports:1:16: unknown backend "mme" (did you mean "mem"?)`},
 	{"relative path", "srv/data *", `exports:1:1: export path "srv/data" is not absolute (did you mean "/srv/data"?)`},
 	{"missing path", "*(rw)", `exports:1:1: export path "*(rw)" is not absolute`},

@@ -233,7 +233,7 @@ func exportsCommand() *cli.Command {
 				if c.NArg() != 1 {
 					return cli.Exit("usage: gonfsrdma exports check FILE", 2)
 				}
-				t, warnings, err := exports.Load(c.Args().First(), exports.ParseOptions{})
+				t, warnings, err := exports.Load(c.Args().First(), exports.ParseOptions{BackendAvailable: daemon.BackendAvailable})
 				for _, w := range warnings {
 					fmt.Fprintln(c.Root().ErrWriter, "warning:", w)
 				}

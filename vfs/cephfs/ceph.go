@@ -202,6 +202,11 @@ func New(o Options) (*FS, error) {
 			return fail(fmt.Errorf("cephfs: file system %q: %w", o.FSName, cerr(r)))
 		}
 	}
+	if o.SessionUUID != "" {
+		if err := f.reclaim(o.SessionUUID); err != nil {
+			return fail(err)
+		}
+	}
 	rootPath := o.Root
 	if rootPath == "" {
 		rootPath = "/"
@@ -239,6 +244,29 @@ func New(o Options) (*FS, error) {
 	}
 	f.verf = cookieVerifier(f.codec.key)
 	return f, nil
+}
+
+// reclaim ends the MDS session an earlier run of this head left behind
+// (a crash leaves it open, with its capabilities, until the MDS's session
+// timeout), then names this session uuid so that the next run can do the
+// same: ceph_start_reclaim with CEPH_RECLAIM_RESET, as NFS-Ganesha does.
+func (f *FS) reclaim(uuid string) error {
+	if r := C.ceph_init(f.m); r < 0 {
+		return fmt.Errorf("cephfs: ceph_init: %w", cerr(r))
+	}
+	cu := C.CString(uuid)
+	defer C.free(unsafe.Pointer(cu))
+	switch r := C.ceph_start_reclaim(f.m, cu, C.CEPH_RECLAIM_RESET); {
+	case r == 0:
+		C.ceph_finish_reclaim(f.m)
+		f.log.Info("cephfs: reset the session of this head's previous run", zap.String("uuid", uuid))
+	case syscall.Errno(-r) == syscall.ENOENT:
+		// No earlier session: a clean start.
+	default:
+		return fmt.Errorf("cephfs: reclaiming session %s: %w", uuid, cerr(r))
+	}
+	C.ceph_set_uuid(f.m, cu)
+	return nil
 }
 
 // loadKey reads the handle key from the export root's extended attribute

@@ -87,6 +87,27 @@
 // onto itself or onto another link of the same file does nothing (libcephfs
 // would unlink it).
 //
+// # Locks
+//
+// The FS is a vfs.Locker: NLM locks are mirrored as CephFS byte-range
+// locks (ceph_ll_setlk, ceph_ll_getlk, never waiting), which the MDS
+// arbitrates between all clients of the file system, so a lock through one
+// head conflicts with locks through any other head and with fcntl locks of
+// kernel and FUSE clients. Each FileLocks has its own open file and holds
+// the inode; every lock owner gets its own CephFS owner number (unique in
+// the process: CephFS tells owners apart by session and number). Closing
+// a FileLocks releases its owners' locks.
+//
+// # Sessions of restarted heads
+//
+// With Options.SessionUUID (the daemon derives one per export from an id
+// kept in its state directory), New first ends the MDS session that an
+// earlier run of the same head left (ceph_start_reclaim with
+// CEPH_RECLAIM_RESET, then ceph_set_uuid, as NFS-Ganesha does): a crashed
+// head's capabilities and locks are released when it restarts instead of
+// after the MDS's session timeout, during which other heads' writers to
+// the files it had open wait.
+//
 // # ReadDir cookies
 //
 // A cookie is libcephfs's directory position after the entry

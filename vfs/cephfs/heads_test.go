@@ -5,6 +5,7 @@ package cephfs
 import (
 	"bytes"
 	"errors"
+	"math"
 	"syscall"
 	"testing"
 
@@ -108,3 +109,58 @@ func TestHeadsOtherKeyStale(t *testing.T) {
 }
 
 var errNoEnt error = syscall.ENOENT
+
+// Locks are CephFS's: an owner's lock through head A conflicts with
+// another owner's through head B, and through A itself.
+func TestHeadsLocksConflict(t *testing.T) {
+	a, b := twoHeads(t)
+	h, _, err := a.Create(vfs.Cred{}, a.Root(), "f", 0o644, true, false, [8]byte{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	la, err := a.OpenLocks(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer la.Close()
+	lb, err := b.OpenLocks(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lb.Close()
+	mustLock := func(l vfs.FileLocks, owner string, excl bool, s, e int64, want bool) {
+		t.Helper()
+		ok, err := l.Lock(owner, excl, s, e)
+		if err != nil || ok != want {
+			t.Fatalf("Lock(%s, %v, %d-%d) = %v, %v; want %v", owner, excl, s, e, ok, err, want)
+		}
+	}
+	mustLock(la, "x", true, 0, 99, true)
+	mustLock(lb, "y", false, 50, 60, false) // across heads
+	mustLock(la, "z", false, 50, 60, false) // another owner, same head
+	mustLock(lb, "y", true, 100, math.MaxInt64, true)
+	mustLock(la, "x", true, 10, 20, true) // an owner never conflicts with itself
+	hold, found, err := lb.Test("y", false, 0, 9)
+	if err != nil || !found || !hold.Exclusive || hold.Start != 0 || hold.End != 99 {
+		t.Errorf("Test through B: %+v %v %v, want A's exclusive 0-99", hold, found, err)
+	}
+	hold, found, err = la.Test("x", true, 200, 300)
+	if err != nil || !found || !hold.Exclusive || hold.Start != 100 || hold.End != math.MaxInt64 {
+		t.Errorf("Test through A: %+v %v %v, want B's exclusive 100-", hold, found, err)
+	}
+	if err := la.Unlock("x", 0, 99); err != nil {
+		t.Fatal(err)
+	}
+	mustLock(lb, "y", false, 50, 60, true)
+	// Closing B's holder releases its locks for A.
+	if err := lb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mustLock(la, "z", true, 0, math.MaxInt64, true)
+	if err := la.Forget("z"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.OpenLocks(a.Root()); !errors.Is(err, vfs.ErrNotSupported) {
+		t.Errorf("OpenLocks of a directory: %v", err)
+	}
+}

@@ -38,6 +38,13 @@ type Options struct {
 	// HandleDomain is bound into every handle's authenticator (the NFS
 	// server passes nfs.HandleDomain(fsid)), as for the OS backend.
 	HandleDomain []byte
+	// SessionUUID names this head's MDS session. It must be the same
+	// across restarts of one head and differ between heads (and between
+	// the exports of one head). When set, New first ends the session a
+	// previous run under the same name left (after a crash it would hold
+	// its capabilities, and so block other heads' access to the files it
+	// had open, until the MDS's session timeout). Empty: no reclaim.
+	SessionUUID string
 	// MaxOpenFiles bounds the inodes (with their open files) kept between
 	// calls (default 1024).
 	MaxOpenFiles int
@@ -47,6 +54,10 @@ type Options struct {
 	// Logger receives boundary events; nil: none.
 	Logger *zap.Logger
 }
+
+// ErrNotBuilt is what New returns in a binary built without the backend.
+var ErrNotBuilt = errors.New("cephfs: this gonfsrdma was built without the CephFS backend; " +
+	"build it with `make build-ceph` (go build -tags ceph, needs libcephfs-dev and librados-dev)")
 
 // KeyXattr is the export root's extended attribute that holds the handle
 // key when Options.HandleKey is empty.
