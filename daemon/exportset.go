@@ -3,10 +3,7 @@ package daemon
 import (
 	"context"
 	"fmt"
-	"path"
-	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -207,41 +204,36 @@ func (st *exportState) ByFSID(fsid uint32) (*nfs.Export, bool) {
 	return &e.nfs, true
 }
 
-// authorize implements nfs.AuthorizeFunc with the export's client rules:
-// the first rule matching the caller decides transport, port, flavor,
-// squashing and read-only.
+// authorize implements nfs.AuthorizeFunc with the export's client rules
+// (exports.Export.Authorize), answering a refusal with the nfsstat3 (and,
+// for a flavor outside sec=, the RPC rejection) it calls for.
 func (st *exportState) authorize(call *oncrpc.Call, e *nfs.Export) (nfs.Cred, bool, wire.Status) {
 	ent, ok := st.cur.Load().byFSID[e.FSID]
 	if !ok {
 		return nfs.Cred{}, true, wire.ErrStale
 	}
-	rule, ok := ent.cfg.Match(call.Conn.Remote.Addr().Unmap())
-	if !ok {
-		return nfs.Cred{}, true, wire.ErrAcces
+	c := exports.Caller{
+		Client:      call.Conn.Remote.Addr(),
+		Port:        int(call.Conn.Remote.Port()),
+		Transport:   call.Conn.Transport,
+		LockManager: call.Prog == nlmProgram,
+		Flavor:      call.Cred.Flavor,
+		HasUnix:     call.HasUnix,
 	}
-	o := &rule.Options
-	t := call.Conn.Transport
-	// transports= names what NFS may travel over; the lock manager
-	// always speaks TCP or UDP, also for clients of an RDMA-only export.
-	if call.Prog != nlmProgram && !o.AllowsTransport(t) {
-		return nfs.Cred{}, true, wire.ErrAcces
+	if call.HasUnix {
+		c.UID, c.GID, c.GIDs = call.Unix.UID, call.Unix.GID, call.Unix.GIDs()
 	}
-	if !o.AllowsFlavor(call.Cred.Flavor) {
-		// RFC 2623 section 2.3.2: the flavor is not one the export
-		// allows for this client.
+	id, refusal := ent.cfg.Authorize(&c)
+	switch refusal {
+	case exports.Admitted:
+		return nfs.Cred{UID: id.UID, GID: id.GID, GIDs: id.GIDs}, id.ReadOnly, wire.OK
+	case exports.RefusedFlavor:
 		call.RejectAuth(oncrpc.AuthTooWeak)
 		return nfs.Cred{}, true, wire.ErrAcces
-	}
-	if !o.PortOK(t, int(call.Conn.Remote.Port())) {
+	case exports.RefusedPort:
 		return nfs.Cred{}, true, wire.ErrPerm
 	}
-	var cred nfs.Cred
-	if call.HasUnix {
-		cred.UID, cred.GID, cred.GIDs = o.SquashIDs(call.Unix.UID, call.Unix.GID, call.Unix.GIDs())
-	} else {
-		cred.UID, cred.GID = o.AnonUID, o.AnonGID
-	}
-	return cred, o.ReadOnly, wire.OK
+	return nfs.Cred{}, true, wire.ErrAcces
 }
 
 // mountBackend adapts exportState to mount.Backend.
@@ -264,23 +256,18 @@ func (st *exportState) exportList() []mount.Export {
 	return out
 }
 
+// mount decides a MNT: the export the path mounts
+// (exports.Table.ForMount), the client rule (exports.Export.AuthorizeMount),
+// then the root handle or, below the root, mount.WalkDir's directory.
 func (st *exportState) mount(call *oncrpc.Call, dirpath string) ([]byte, []uint32, mount.Stat) {
 	set := st.cur.Load()
-	e, rest := set.table.Lookup(path.Clean(dirpath)), ""
+	e, rest := set.table.ForMount(dirpath)
 	if e == nil {
-		// As mountd: a directory below an export mounts with that
-		// export's rules; the longest exported prefix wins.
-		if e, rest = longestExportPrefix(set.table, dirpath); e == nil {
-			return nil, nil, mount.StatNoEnt
-		}
+		return nil, nil, mount.StatNoEnt
 	}
-	rule, ok := e.Match(call.Conn.Remote.Addr().Unmap())
-	if !ok {
-		st.log.Info("mount refused: no rule matches the client", zap.String("path", dirpath), zap.Stringer("client", call.Conn.Remote))
-		return nil, nil, mount.StatAcces
-	}
-	if !rule.Options.PortOK(exports.TCP, int(call.Conn.Remote.Port())) {
-		st.log.Info("mount refused: insecure source port", zap.String("path", dirpath), zap.Stringer("client", call.Conn.Remote))
+	rule, refusal := e.AuthorizeMount(call.Conn.Remote.Addr(), int(call.Conn.Remote.Port()))
+	if refusal != exports.Admitted {
+		st.log.Info("mount refused: "+refusal.String(), zap.String("path", dirpath), zap.Stringer("client", call.Conn.Remote))
 		return nil, nil, mount.StatAcces
 	}
 	ent := set.byPath[e.Path]
@@ -291,52 +278,9 @@ func (st *exportState) mount(call *oncrpc.Call, dirpath string) ([]byte, []uint3
 		}
 		return fh, rule.Options.Flavors, mount.StatOK
 	}
-	h, stat := walkDir(ent.nfs.FS, rest)
+	h, stat := mount.WalkDir(ent.nfs.FS, rest)
 	if stat != mount.StatOK {
 		return nil, nil, stat
 	}
 	return nfs.HandleFor(&ent.nfs, h), rule.Options.Flavors, mount.StatOK
-}
-
-// longestExportPrefix finds the export whose path is the longest proper
-// prefix (by whole components) of p, and the rest of p below it.
-func longestExportPrefix(t *exports.Table, p string) (*exports.Export, string) {
-	p = path.Clean(p)
-	var best *exports.Export
-	for _, e := range t.Exports {
-		root := e.Path
-		if root != "/" && !strings.HasPrefix(p, root+"/") {
-			continue
-		}
-		if best == nil || len(root) > len(best.Path) {
-			best = e
-		}
-	}
-	if best == nil {
-		return nil, ""
-	}
-	return best, strings.TrimPrefix(strings.TrimPrefix(p, best.Path), "/")
-}
-
-// walkDir looks up the components of rel below the root of fs, without
-// following symbolic links, and checks the result is a directory.
-func walkDir(fs vfs.FS, rel string) (vfs.Handle, mount.Stat) {
-	h := fs.Root()
-	for _, name := range strings.Split(rel, "/") {
-		if name == "" || name == "." || name == ".." {
-			return nil, mount.StatNoEnt
-		}
-		next, attr, err := fs.Lookup(vfs.Cred{}, h, name)
-		if err != nil {
-			if errno, ok := vfs.ToErrno(err); ok && errno == syscall.ENOTDIR {
-				return nil, mount.StatNotDir
-			}
-			return nil, mount.StatNoEnt
-		}
-		if attr.Type != vfs.TypeDir {
-			return nil, mount.StatNotDir
-		}
-		h = next
-	}
-	return h, mount.StatOK
 }

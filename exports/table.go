@@ -69,6 +69,37 @@ func (t *Table) Lookup(p string) *Export {
 	return nil
 }
 
+// ForMount is the export a MOUNT of dirpath mounts, and the path of the
+// directory below that export's root ("" for the root itself): as
+// mountd, an exported path mounts that export, and a directory below
+// exports mounts with the rules of the export whose path is the longest
+// prefix of dirpath by whole components. nil when no export covers it.
+// The rest (cleaned, so without "..") is not checked: it may name
+// nothing; nfs/mount's WalkDir resolves it.
+func (t *Table) ForMount(dirpath string) (*Export, string) {
+	if e := t.Lookup(dirpath); e != nil {
+		return e, ""
+	}
+	if t == nil {
+		return nil, ""
+	}
+	p := path.Clean(dirpath)
+	var best *Export
+	for _, e := range t.Exports {
+		root := e.Path
+		if root != "/" && !strings.HasPrefix(p, root+"/") {
+			continue
+		}
+		if best == nil || len(root) > len(best.Path) {
+			best = e
+		}
+	}
+	if best == nil {
+		return nil, ""
+	}
+	return best, strings.TrimPrefix(strings.TrimPrefix(p, best.Path), "/")
+}
+
 // Match returns the first rule, in file order, that covers client, and
 // whether there is one. IPv4-mapped IPv6 addresses match as IPv4. Rules
 // with name wildcards use the client's forward-confirmed reverse names,

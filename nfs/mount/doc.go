@@ -5,7 +5,10 @@
 // the bench tool.
 //
 // The server knows nothing of file systems or export rules: a Backend
-// supplies the export list and decides each MNT. The server decodes and
+// supplies the export list and decides each MNT (the daemon's, with
+// exports.Table.ForMount for which export a path mounts,
+// exports.Export.AuthorizeMount for the client, and WalkDir here for a
+// directory below an export). The server decodes and
 // bounds arguments (a dirpath over MNTPATHLEN is GARBAGE_ARGS, as from
 // rpc.mountd; a component over MNTNAMLEN is MNT3ERR_NAMETOOLONG), checks
 // the handle the backend returns, adds AUTH_SYS when the backend names no
