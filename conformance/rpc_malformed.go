@@ -13,7 +13,10 @@ import (
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 )
 
-// More ONC RPC edge cases (RFC 5531), sent raw over TCP.
+// Malformed and oversized ONC RPC messages (RFC 5531) sent raw over TCP:
+// oversized and malformed credentials, an unknown message type, empty
+// and oversized record fragments. The server must answer or close, and
+// keep serving.
 
 // answer reads one reply record with a deadline; closed reports that the
 // server closed the connection, silent that nothing came.
