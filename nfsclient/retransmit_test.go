@@ -13,19 +13,20 @@ import (
 
 	"github.com/gonfsrdma/gonfsrdma/nfsclient"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
+	"github.com/gonfsrdma/gonfsrdma/verbs/softfabric"
 )
 
 // redialClears is the server's fabric as the client dials it: every dial
 // after the first clears the fault plan first, so a fault strikes the
 // first connection only.
 type redialClears struct {
-	*verbs.Fabric
+	*softfabric.Fabric
 	dials atomic.Int32
 }
 
 func (p *redialClears) Dial(ctx context.Context, addr string, params verbs.ConnParams) (verbs.Conn, error) {
 	if p.dials.Add(1) > 1 {
-		p.Fabric.SetFaults(verbs.FaultPlan{})
+		p.Fabric.SetFaults(softfabric.FaultPlan{})
 	}
 	return p.Fabric.Dial(ctx, addr, params)
 }
@@ -59,9 +60,9 @@ func TestRetransmissionAnsweredFromCache(t *testing.T) {
 	// Mkdir makes first (the parent's attributes) and its reply (1, 2),
 	// the MKDIR's Send (3); its reply is dropped. (Checked: with a fresh
 	// XID per attempt this test fails with NFS3ERR_EXIST.)
-	s.fab.SetFaults(verbs.FaultPlan{DropAfter: 3})
+	s.fab.SetFaults(softfabric.FaultPlan{DropAfter: 3})
 	err = f.Mkdir("once", 0o755)
-	s.fab.SetFaults(verbs.FaultPlan{})
+	s.fab.SetFaults(softfabric.FaultPlan{})
 	if errors.Is(err, fs.ErrExist) {
 		t.Fatalf("the MKDIR's retransmission ran the call again: %v", err)
 	}
