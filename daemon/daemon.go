@@ -17,6 +17,7 @@ import (
 
 	"github.com/gonfsrdma/gonfsrdma/exports"
 	"github.com/gonfsrdma/gonfsrdma/metrics"
+	"github.com/gonfsrdma/gonfsrdma/metrics/meter"
 	"github.com/gonfsrdma/gonfsrdma/nfs"
 	"github.com/gonfsrdma/gonfsrdma/nfs/mount"
 	"github.com/gonfsrdma/gonfsrdma/nlm"
@@ -84,8 +85,11 @@ type Config struct {
 	Notify Notifier
 
 	// MetricsAddr serves Prometheus metrics (/metrics) and readiness
-	// (/healthz) over HTTP; empty: off.
+	// (/healthz) over HTTP; empty: off (and no per-client counting).
 	MetricsAddr string
+	// MetricsTopClients is how many of the busiest client addresses get
+	// their own series (0: 10).
+	MetricsTopClients int
 }
 
 // Program numbers registered with rpcbind.
@@ -123,6 +127,7 @@ type Daemon struct {
 
 	drc     *oncrpc.DRC
 	disp    *oncrpc.Dispatcher
+	clients *meter.Clients // nil without metrics
 	health  health
 	reloads reloadCounts
 	metrics *metrics.Server
@@ -188,6 +193,9 @@ func Start(ctx context.Context, log *zap.Logger, cfg Config) (_ *Daemon, err err
 	st.publish(set, nil, 0)
 	d := &Daemon{log: log, cfg: cfg, st: st, errc: make(chan error, 8)}
 	d.reloads.loaded(time.Now())
+	if cfg.MetricsAddr != "" {
+		d.clients = meter.NewClients(0)
+	}
 	defer func() {
 		if err != nil {
 			sctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
@@ -297,7 +305,7 @@ func Start(ctx context.Context, log *zap.Logger, cfg Config) (_ *Daemon, err err
 
 // serverConfig is the TCP server configuration of NFS, MOUNT and rpcbind.
 func (d *Daemon) serverConfig() oncrpc.ServerConfig {
-	return oncrpc.ServerConfig{MaxInFlight: d.cfg.MaxInFlight, SpliceReads: d.cfg.SpliceReads, Limits: d.limits, IdleTimeout: d.cfg.IdleTimeout}
+	return oncrpc.ServerConfig{MaxInFlight: d.cfg.MaxInFlight, SpliceReads: d.cfg.SpliceReads, Limits: d.limits, IdleTimeout: d.cfg.IdleTimeout, Clients: d.clients}
 }
 
 // Limits returns the limits every listener of the daemon shares.

@@ -82,6 +82,8 @@ func (d *Daemon) metricsSources() metrics.Sources {
 		DRCEntries:     d.drc.Len,
 		DRC:            d.drc.Counts,
 		Calls:          d.disp.Counts,
+		Clients:        d.clients,
+		TopClients:     d.cfg.MetricsTopClients,
 		Exports:        d.st.exportBytes,
 		Reloads:        d.reloads.totals,
 	}

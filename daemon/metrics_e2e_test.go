@@ -3,9 +3,12 @@ package daemon
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -321,4 +324,64 @@ func TestMetricsWorkloadCounts(t *testing.T) {
 	// CREATE is the only non-idempotent call: one miss, nothing replayed.
 	wantValue(t, s, 1, "gonfsrdma_drc_misses_total")
 	wantValue(t, s, 0, "gonfsrdma_drc_hits_total")
+}
+
+// nullFrom sends one NFS NULL call over a new TCP connection from local
+// address from and reads the reply.
+func nullFrom(t *testing.T, server string, from netip.Addr) {
+	t.Helper()
+	dialer := net.Dialer{LocalAddr: net.TCPAddrFromAddrPort(netip.AddrPortFrom(from, 0)), Timeout: 5 * time.Second}
+	c, err := dialer.Dial("tcp", server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	msg := oncrpc.AppendCallHeader(nil, &oncrpc.CallHeader{XID: 1, Prog: 100003, Vers: 3, Proc: 0})
+	rec := binary.BigEndian.AppendUint32(nil, 1<<31|uint32(len(msg)))
+	if _, err := c.Write(append(rec, msg...)); err != nil {
+		t.Fatal(err)
+	}
+	var mark [4]byte
+	if _, err := io.ReadFull(c, mark[:]); err != nil {
+		t.Fatal(err)
+	}
+	reply := make([]byte, binary.BigEndian.Uint32(mark[:])&^(1<<31))
+	if _, err := io.ReadFull(c, reply); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMetricsClientCardinality connects from 1,000 loopback addresses
+// (127.1.0.1 and up) and checks that the per-client families still have
+// one series per top client only, that the busiest address leads, and
+// that the table remembers every address within its bound.
+func TestMetricsClientCardinality(t *testing.T) {
+	m := startMetricsDaemon(t)
+	runMetricsWorkload(t, m) // 127.0.0.1 is the busiest by far
+	for i := range 1000 {
+		nullFrom(t, m.d.NFSAddr().String(), netip.AddrFrom4([4]byte{127, 1, byte(i / 250), byte(i%250 + 1)}))
+	}
+	s := m.scrape(t)
+	for _, fam := range []string{"gonfsrdma_client_calls_total", "gonfsrdma_client_bytes_total"} {
+		clients := make(map[string]bool)
+		for c := range s.By(fam, "client") {
+			clients[c] = true
+		}
+		if len(clients) != 10 {
+			t.Errorf("%s has series for %d clients, want the top 10", fam, len(clients))
+		}
+		if !clients["127.0.0.1"] {
+			t.Errorf("%s: the busiest client 127.0.0.1 is not among %v", fam, clients)
+		}
+	}
+	if n := s.Series("gonfsrdma_client_bytes_total"); n != 20 {
+		t.Errorf("gonfsrdma_client_bytes_total has %d series, want 20 (10 clients, in and out)", n)
+	}
+	wantValue(t, s, 1001, "gonfsrdma_clients_known")
+	// The 1,000 moved the same bytes (one NULL each): ties go to the
+	// lowest addresses, so the top 10 are 127.0.0.1 and 127.1.0.1-9.
+	for i := 1; i <= 9; i++ {
+		wantValue(t, s, 1, "gonfsrdma_client_calls_total", "client", fmt.Sprintf("127.1.0.%d", i))
+	}
 }

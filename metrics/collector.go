@@ -23,6 +23,10 @@ type Sources struct {
 	// Calls returns the dispatcher's per-procedure, rejection and byte
 	// counters.
 	Calls func() oncrpc.DispatchCounts
+	// Clients is the per-address traffic table; the TopClients (0: 10)
+	// busiest addresses get series.
+	Clients    *meter.Clients
+	TopClients int
 	// Exports returns the NFS READ and WRITE bytes per export and
 	// transport.
 	Exports func() []ExportBytes
@@ -90,6 +94,7 @@ func newCollector(src Sources) *collector {
 	add(src.Ready != nil, famReady)
 	add(src.Calls != nil, famCalls, famCallDuration, famRejected, famRPCBytes)
 	add(src.Exports != nil, famNFSBytes)
+	add(src.Clients != nil, famClientCalls, famClientBytes, famClientsKnown)
 	add(src.DRC != nil, famDRCHits, famDRCMisses, famDRCEvictions, famDRCDrops)
 	add(src.Conns != nil, famConns)
 	add(src.TCPBufferBytes != nil, famTCPBuffers)
@@ -129,6 +134,20 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if s.Calls != nil {
 		c.collectCalls(ch, s.Calls())
+	}
+	if s.Clients != nil {
+		top := s.TopClients
+		if top <= 0 {
+			top = 10
+		}
+		sum := s.Clients.Top(top)
+		c.emit(ch, famClientsKnown, float64(sum.Known))
+		for _, cl := range sum.Top {
+			addr := cl.Addr.String()
+			c.emit(ch, famClientCalls, float64(cl.Calls), addr)
+			c.emit(ch, famClientBytes, float64(cl.BytesIn), addr, "in")
+			c.emit(ch, famClientBytes, float64(cl.BytesOut), addr, "out")
+		}
 	}
 	if s.Exports != nil {
 		for _, e := range s.Exports() {

@@ -114,8 +114,8 @@ func matches(l map[string]string, match []string) bool {
 	return true
 }
 
-// by sums family name per value of label key, over samples matching match.
-func (s *Snapshot) by(name, key string, match ...string) map[string]float64 {
+// By sums family name per value of label key, over samples matching match.
+func (s *Snapshot) By(name, key string, match ...string) map[string]float64 {
 	out := make(map[string]float64)
 	for _, e := range s.series(name) {
 		if matches(e.labels, match) {
@@ -124,6 +124,9 @@ func (s *Snapshot) by(name, key string, match ...string) map[string]float64 {
 	}
 	return out
 }
+
+// Series returns the number of samples (series) of family name.
+func (s *Snapshot) Series(name string) int { return len(s.series(name)) }
 
 // histogramSum returns the sample sum and count of histogram series
 // matching match.
@@ -225,8 +228,8 @@ func writeCalls(ew *errWriter, cur, prev *Snapshot, rate rates) {
 		return cmp.Or(cmp.Compare(a.program, b.program), cmp.Compare(a.version, b.version))
 	})
 	for _, k := range keys {
-		calls := cur.by(famCalls.Name, "procedure", "program", k.program, "version", k.version)
-		before := prev.by(famCalls.Name, "procedure", "program", k.program, "version", k.version)
+		calls := cur.By(famCalls.Name, "procedure", "program", k.program, "version", k.version)
+		before := prev.By(famCalls.Name, "procedure", "program", k.program, "version", k.version)
 		var total float64
 		for _, n := range calls {
 			total += n
@@ -241,7 +244,7 @@ func writeCalls(ew *errWriter, cur, prev *Snapshot, rate rates) {
 		slices.SortFunc(procs, func(a, b string) int { return cmp.Or(cmp.Compare(calls[b], calls[a]), cmp.Compare(a, b)) })
 		for _, p := range procs {
 			var errs float64
-			for status, n := range cur.by(famCalls.Name, "status", "program", k.program, "version", k.version, "procedure", p) {
+			for status, n := range cur.By(famCalls.Name, "status", "program", k.program, "version", k.version, "procedure", p) {
 				if !successStatuses[status] {
 					errs += n
 				}
@@ -272,14 +275,14 @@ func writeTransports(ew *errWriter, cur, prev *Snapshot, rate rates) {
 		return m
 	}
 	if cur.Has(famConns.Name) {
-		conns := collect(cur.by(famConns.Name, "transport"))
+		conns := collect(cur.By(famConns.Name, "transport"))
 		cols = append(cols, column{"conns", func(t string) string { return fmt.Sprintf("%.0f", conns[t]) }})
 	}
 	if cur.Has(famRPCBytes.Name) {
-		in := collect(cur.by(famRPCBytes.Name, "transport", "direction", "in"))
-		out := collect(cur.by(famRPCBytes.Name, "transport", "direction", "out"))
-		inBefore := prev.by(famRPCBytes.Name, "transport", "direction", "in")
-		outBefore := prev.by(famRPCBytes.Name, "transport", "direction", "out")
+		in := collect(cur.By(famRPCBytes.Name, "transport", "direction", "in"))
+		out := collect(cur.By(famRPCBytes.Name, "transport", "direction", "out"))
+		inBefore := prev.By(famRPCBytes.Name, "transport", "direction", "in")
+		outBefore := prev.By(famRPCBytes.Name, "transport", "direction", "out")
 		cols = append(cols,
 			column{"RPC in", func(t string) string { return formatBytes(in[t]) }},
 			column{"RPC out", func(t string) string { return formatBytes(out[t]) }},
@@ -287,8 +290,8 @@ func writeTransports(ew *errWriter, cur, prev *Snapshot, rate rates) {
 			column{"out/s", func(t string) string { return rate.bytes(out[t], outBefore[t]) }})
 	}
 	if cur.Has(famNFSBytes.Name) {
-		reads := collect(cur.by(famNFSBytes.Name, "transport", "op", "read"))
-		writes := collect(cur.by(famNFSBytes.Name, "transport", "op", "write"))
+		reads := collect(cur.By(famNFSBytes.Name, "transport", "op", "read"))
+		writes := collect(cur.By(famNFSBytes.Name, "transport", "op", "write"))
 		cols = append(cols,
 			column{"NFS read", func(t string) string { return formatBytes(reads[t]) }},
 			column{"NFS write", func(t string) string { return formatBytes(writes[t]) }})
@@ -319,10 +322,10 @@ func writeTransports(ew *errWriter, cur, prev *Snapshot, rate rates) {
 }
 
 func writeClients(ew *errWriter, cur, prev *Snapshot, rate rates, top int) {
-	in := cur.by(famClientBytes.Name, "client", "direction", "in")
-	out := cur.by(famClientBytes.Name, "client", "direction", "out")
-	calls := cur.by(famClientCalls.Name, "client")
-	before := prev.by(famClientCalls.Name, "client")
+	in := cur.By(famClientBytes.Name, "client", "direction", "in")
+	out := cur.By(famClientBytes.Name, "client", "direction", "out")
+	calls := cur.By(famClientCalls.Name, "client")
+	before := prev.By(famClientCalls.Name, "client")
 	clients := make([]string, 0, len(calls))
 	for c := range calls {
 		clients = append(clients, c)

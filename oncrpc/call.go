@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/netip"
 
+	"github.com/gonfsrdma/gonfsrdma/metrics/meter"
 	"github.com/gonfsrdma/gonfsrdma/xdr"
 )
 
@@ -35,6 +36,10 @@ type Peer struct {
 	Transport Transport
 	Local     netip.AddrPort
 	Remote    netip.AddrPort
+	// Client is the traffic counter of the remote address, acquired by
+	// the transport when the connection opened (ServerConfig.Clients);
+	// the dispatcher adds every call to it. Nil: not counted.
+	Client *meter.Client
 }
 
 // Secure reports whether the call counts as coming from a privileged port:

@@ -76,6 +76,9 @@ func (d *Dispatcher) Dispatch(ctx context.Context, ex Exchange, call *Call, repl
 		out = reply.Len()
 	}
 	d.stats.countBytes(conn.Transport, len(msg), out)
+	if c := conn.Client; c != nil {
+		c.Count(len(msg), out)
+	}
 	return answered
 }
 

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gonfsrdma/gonfsrdma/internal/ratelog"
+	"github.com/gonfsrdma/gonfsrdma/metrics/meter"
 )
 
 // ServerConfig bounds what one connection may cost.
@@ -38,6 +39,9 @@ type ServerConfig struct {
 	// for this long (a client that stopped reading) is closed too.
 	// Default DefaultIdleTimeout; negative: never.
 	IdleTimeout time.Duration
+	// Clients, when set, counts each TCP connection's calls and bytes
+	// under its client address (for the metrics' busiest clients).
+	Clients *meter.Clients
 }
 
 // DefaultIdleTimeout is knfsd's idle timeout for TCP connections.
@@ -140,19 +144,24 @@ func (s *Server) ServeTCP(l net.Listener) error {
 
 func (s *Server) startConn(c net.Conn, remote netip.Addr) {
 	tc := newTCPConn(s, c)
+	tc.peer.Client = s.cfg.Clients.Acquire(remote)
+	leave := func() {
+		s.cfg.Clients.Release(tc.peer.Client)
+		s.cfg.Limits.Leave(remote)
+	}
 	if !s.life.Add(tc) {
 		c.Close()
-		s.cfg.Limits.Leave(remote)
+		leave()
 		return
 	}
 	if !s.life.Go(func() {
 		tc.serve()
 		s.life.Remove(tc)
-		s.cfg.Limits.Leave(remote)
+		leave()
 	}) {
 		s.life.Remove(tc)
 		c.Close()
-		s.cfg.Limits.Leave(remote)
+		leave()
 	}
 }
 

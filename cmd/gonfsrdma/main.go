@@ -132,6 +132,7 @@ func serveCommand() *cli.Command {
 			&cli.Int64Flag{Name: "rdma-max-pinned-mib", Value: rpcrdma.DefaultMaxPinned >> 20, Usage: "MiB of registered memory across RDMA connections; a connection over it is rejected"},
 			&cli.BoolFlag{Name: "tcp-splice", Usage: "send TCP READ data from the page cache with splice(2) instead of copying it (less server CPU; slower on loopback)"},
 			&cli.StringFlag{Name: "metrics-listen", Usage: "serve Prometheus metrics (/metrics) and readiness (/healthz) over HTTP on `ADDR:PORT` (default: off)"},
+			&cli.IntFlag{Name: "metrics-top-clients", Value: 10, Usage: "the `N` busiest client addresses (by bytes) that get their own series in the metrics"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "`LEVEL`: debug, info, warn or error"},
 			&cli.StringFlag{Name: "log-format", Value: logAuto, Usage: "`FORMAT`: console, json, journal (no timestamps, syslog priority prefixes) " +
 				"or auto (journal when stderr is systemd's journal, else console)"},
@@ -187,6 +188,7 @@ func serveCommand() *cli.Command {
 				IdleTimeout:       c.Duration("idle-timeout"),
 				RDMAMaxPinned:     c.Int64("rdma-max-pinned-mib") << 20,
 				MetricsAddr:       c.String("metrics-listen"),
+				MetricsTopClients: int(c.Int("metrics-top-clients")),
 			}
 			if cfg.IdleTimeout == 0 {
 				cfg.IdleTimeout = -1 // 0 on the command line: never

@@ -118,6 +118,8 @@ func TestStatsAgainstDaemon(t *testing.T) {
 		`(?m)^ +NULL +1 +25\.0% +- +0 +[0-9.]+(ns|µs|ms)$`,
 		`(?m)^ +transport +conns +RPC in +RPC out +in/s +out/s$`,
 		`(?m)^ +tcp +[12] +[0-9.]+ (B|KiB) +[0-9.]+ (B|KiB) +- +-$`,
+		`(?m)^clients: 1 known; busiest by bytes:$`,
+		`(?m)^ +127\.0\.0\.1 +5 +- +[0-9.]+ (B|KiB) +[0-9.]+ (B|KiB)$`,
 		`(?m)^server: DRC entries 0 \(hits 0, misses 0, evictions 0\), exports reloads 0 ok, 0 failed$`,
 	} {
 		if !regexp.MustCompile(want).MatchString(out) {
