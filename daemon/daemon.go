@@ -118,7 +118,8 @@ type Daemon struct {
 	nfsL   net.Listener
 	mountL net.Listener
 
-	rdmaPort uint16
+	rdmaPort   uint16
+	rdmaWhyNot error // why RDMA is not served (for the summary)
 
 	nlm              *nlm.Server
 	nsm              *nsm.Server
@@ -256,7 +257,7 @@ func Start(ctx context.Context, log *zap.Logger, cfg Config) (_ *Daemon, err err
 		log.Warn("locking (NLM) is off (--no-nlm): clients must mount with -o nolock")
 	}
 
-	if d.rdma, d.rdmaPort, err = startRDMA(ctx, log, cfg, disp, d.limits); err != nil {
+	if d.rdma, d.rdmaPort, err = startRDMA(ctx, log, cfg, disp, d.limits, &d.rdmaWhyNot); err != nil {
 		return nil, err
 	}
 

@@ -37,7 +37,9 @@ func (r *rdmaService) Shutdown(ctx context.Context) error {
 // startRDMA starts NFS over RPC-over-RDMA on cfg.RDMAAddr. Without RDMA
 // (no device, or a build without it) it logs one line and returns nil so
 // TCP carries on, unless cfg.RequireRDMA.
-func startRDMA(_ context.Context, log *zap.Logger, cfg Config, disp *oncrpc.Dispatcher, limits *oncrpc.Limits) (rdmaServer, uint16, error) {
+// The reason RDMA is not served, when it is not and that is not fatal,
+// goes to *whyNot (the start-up summary says it).
+func startRDMA(_ context.Context, log *zap.Logger, cfg Config, disp *oncrpc.Dispatcher, limits *oncrpc.Limits, whyNot *error) (rdmaServer, uint16, error) {
 	if cfg.RDMAAddr == "" {
 		log.Info("RDMA disabled (--rdma-listen is empty)")
 		return nil, 0, nil
@@ -47,6 +49,7 @@ func startRDMA(_ context.Context, log *zap.Logger, cfg Config, disp *oncrpc.Disp
 			return nil, 0, fmt.Errorf("RDMA on %s: %w", cfg.RDMAAddr, err)
 		}
 		log.Warn("RDMA unavailable; serving NFS over TCP only", zap.String("rdma_listen", cfg.RDMAAddr), zap.Error(err))
+		*whyNot = err
 		return nil, 0, nil
 	}
 	provider := cfg.RDMAProvider

@@ -9,6 +9,7 @@ package daemon
 // log entry per line, so the journal keeps each line's priority.
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -87,7 +88,7 @@ func (d *Daemon) rdmaSummary() string {
 	}
 	if d.cfg.RDMAProvider != nil {
 		if d.rdma == nil {
-			return "not served (the warning above says why)"
+			return fmt.Sprintf("not served: %v", d.rdmaWhyNot)
 		}
 		return fmt.Sprintf("port %d over the provider given to the daemon", d.rdmaPort)
 	}
@@ -102,13 +103,15 @@ func (d *Daemon) rdmaSummary() string {
 	switch {
 	case d.rdma != nil:
 		return fmt.Sprintf("port %d; devices: %s", d.rdmaPort, found)
+	case errors.Is(d.rdmaWhyNot, verbs.ErrNoRDMA):
+		return "not served: this binary was built without RDMA (CGO_ENABLED=0 or -tags nordma)"
 	case err != nil:
-		return fmt.Sprintf("not served: listing %s: %v", verbs.SysfsDevices, err)
+		return fmt.Sprintf("not served: %v; listing %s: %v", d.rdmaWhyNot, verbs.SysfsDevices, err)
 	case len(devs) == 0:
 		return "not served: no RDMA device (" + verbs.SysfsDevices + " lists none; load the NIC's driver, " +
 			"or for Soft-RoCE: rdma link add rxe0 type rxe netdev IFACE)"
 	}
-	return "not served (the warning above says why); devices: " + found
+	return fmt.Sprintf("not served: %v; devices: %s", d.rdmaWhyNot, found)
 }
 
 // exportLines are an export table's rules, one a line, with their

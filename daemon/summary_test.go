@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,9 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/gonfsrdma/gonfsrdma/verbs"
+	"github.com/gonfsrdma/gonfsrdma/verbs/softfabric"
 )
 
 // logLines returns the messages logged so far, one a line.
@@ -179,3 +183,20 @@ func TestStartSummaryAndReloadDiff(t *testing.T) {
 }
 
 func rdmaLine() string { return "off (--rdma-listen is empty)" }
+
+// TestRDMASummaryReasons checks the NFS/RDMA line for each reason RDMA
+// is not served that does not depend on this machine's devices.
+func TestRDMASummaryReasons(t *testing.T) {
+	for _, tc := range []struct {
+		d    *Daemon
+		want string
+	}{
+		{&Daemon{cfg: Config{}}, "off (--rdma-listen is empty)"},
+		{&Daemon{cfg: Config{RDMAAddr: ":20049"}, rdmaWhyNot: verbs.ErrNoRDMA}, "not served: this binary was built without RDMA (CGO_ENABLED=0 or -tags nordma)"},
+		{&Daemon{cfg: Config{RDMAAddr: ":20049", RDMAProvider: softfabric.NewFabric()}, rdmaWhyNot: errors.New("listen: address in use")}, "not served: listen: address in use"},
+	} {
+		if got := tc.d.rdmaSummary(); got != tc.want {
+			t.Errorf("rdmaSummary: %q, want %q", got, tc.want)
+		}
+	}
+}
