@@ -8,8 +8,8 @@ PKGS     := ./...
 FUZZTIME ?= 5s
 EXPORT   ?= /srv/gonfsrdma
 # Packages whose Ceph code is built only with -tags ceph (the CephFS
-# backend, and the daemon's multi-head tests).
-CEPH_PKGS := ./vfs/cephfs/ ./daemon/
+# backend, the daemon's multi-head tests, the conformance suite on CephFS).
+CEPH_PKGS := ./vfs/cephfs/ ./daemon/ ./conformance/
 
 .PHONY: all deps build build-ceph run test test-ceph check conformance fuzz bench bench-peers lint interop test-kernel clean man install deb deb-check
 
@@ -99,12 +99,18 @@ test:
 
 # The CephFS backend against a throwaway one-node cluster (mon, mgr, a
 # memstore OSD, MDS) in a private network namespace: the vfs conformance
-# suite and two-mount tests on a live CephFS, then several gonfsrdma heads
-# (processes) over it. Fails, never skips, when the cluster cannot start.
+# suite and two-mount tests on a live CephFS, several gonfsrdma heads
+# (processes) over it, and the NFS conformance suite (strict profile) over
+# TCP and the RDMA software fabric on CephFS exports, and libnfs interop
+# (scripts/interop-ceph.sh). Fails, never skips, when the cluster cannot
+# start.
 test-ceph:
 	@start=$$(date +%s); \
+	  CGO_ENABLED=1 $(GO) build -tags ceph -o bin/gonfsrdma-ceph ./cmd/gonfsrdma && \
 	  scripts/ceph-cluster.sh run sh -c '$(GO) test -race -count=1 -timeout 10m -tags ceph ./vfs/cephfs/ && \
-	    $(GO) test -race -count=1 -timeout 10m -tags ceph -run Ceph ./daemon/'; rc=$$?; \
+	    $(GO) test -race -count=1 -timeout 10m -tags ceph -run Ceph ./daemon/ && \
+	    $(GO) test -count=1 -timeout 10m -tags ceph -run "^TestSuiteCeph" ./conformance/ && \
+	    scripts/interop-ceph.sh bin/gonfsrdma-ceph'; rc=$$?; \
 	  echo "test-ceph: $$(( $$(date +%s) - start )) s"; exit $$rc
 
 # The conformance suite against an in-process daemon, over TCP and over

@@ -130,6 +130,9 @@ EOF
 	ceph_cli osd pool create cephfs_metadata 8 >/dev/null 2>&1
 	ceph_cli osd pool create cephfs_data 8 >/dev/null 2>&1
 	ceph_cli fs new cephfs cephfs_metadata cephfs_data >/dev/null 2>&1
+	# Files up to 16 TiB (CephFS's default limit is 1 TiB, where NFS
+	# clients and the conformance suite write at 2^40).
+	ceph_cli fs set cephfs max_file_size 17592186044416 >/dev/null
 	daemon mds.a ceph-mds -i a
 	wait_for "all placement groups active+clean" pgs_clean
 	wait_for "an active MDS for cephfs" fs_active

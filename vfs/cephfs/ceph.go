@@ -617,8 +617,12 @@ func (f *FS) SetAttr(c vfs.Cred, h vfs.Handle, s vfs.SetAttr) error {
 	if s.Size != nil {
 		stx.stx_size, mask = C.uint64_t(*s.Size), mask|C.CEPH_SETATTR_SIZE
 	}
+	// *_NOW: libcephfs checks write permission instead of ownership but
+	// takes the time from stx (Pacific), so it is filled in.
+	now := timespec(time.Now())
 	switch {
 	case s.AtimeNow:
+		stx.stx_atime = now
 		mask |= C.CEPH_SETATTR_ATIME | C.CEPH_SETATTR_ATIME_NOW
 	case s.Atime != nil:
 		stx.stx_atime = timespec(*s.Atime)
@@ -626,6 +630,7 @@ func (f *FS) SetAttr(c vfs.Cred, h vfs.Handle, s vfs.SetAttr) error {
 	}
 	switch {
 	case s.MtimeNow:
+		stx.stx_mtime = now
 		mask |= C.CEPH_SETATTR_MTIME | C.CEPH_SETATTR_MTIME_NOW
 	case s.Mtime != nil:
 		stx.stx_mtime = timespec(*s.Mtime)
@@ -1207,6 +1212,15 @@ func (f *FS) Rename(c vfs.Cred, fromDir vfs.Handle, fromName string, toDir vfs.H
 	}
 	if r := C.ceph_ll_rename(f.m, d.in, cs, td.in, ct, p); r < 0 {
 		return perr("rename", r)
+	}
+	if td != d {
+		// libcephfs keeps the old parent's modification and change times
+		// from before the move (it holds the directory's exclusive file
+		// capability and leaves updating them to itself): set them, as the
+		// move did on the MDS.
+		now := timespec(time.Now())
+		tx := C.struct_ceph_statx{stx_mtime: now, stx_ctime: now}
+		C.ceph_ll_setattr(f.m, d.in, &tx, C.CEPH_SETATTR_MTIME|C.CEPH_SETATTR_CTIME, f.rootPerm)
 	}
 	if td != d && srcOK {
 		if sn, err := f.get(f.codec.encode(src)); err == nil {
