@@ -17,7 +17,7 @@ import (
 	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc/rpcbind"
-	"github.com/gonfsrdma/gonfsrdma/rpcrdma"
+	rdmaclient "github.com/gonfsrdma/gonfsrdma/rpcrdma/client"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
 )
 
@@ -363,7 +363,7 @@ func askRpcbind(ctx context.Context, host string) (uint16, error) {
 func dialNFS(ctx context.Context, cfg *Config, cred oncrpc.OpaqueAuth) (oncrpc.Caller, error) {
 	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
 	if cfg.Transport == RDMA {
-		c, err := rpcrdma.Dial(ctx, cfg.Provider, addr, rpcrdma.ClientConfig{Cred: cred, Credits: max(cfg.QD, cfg.RandQD)})
+		c, err := rdmaclient.Dial(ctx, cfg.Provider, addr, rdmaclient.Config{Cred: cred, Credits: max(cfg.QD, cfg.RandQD)})
 		if err != nil {
 			return nil, fmt.Errorf("bench: NFS over RDMA at %s: %w", addr, err)
 		}

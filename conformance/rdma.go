@@ -11,13 +11,14 @@ import (
 
 	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
-	"github.com/gonfsrdma/gonfsrdma/rpcrdma"
+	rdmaclient "github.com/gonfsrdma/gonfsrdma/rpcrdma/client"
+	rdmaproto "github.com/gonfsrdma/gonfsrdma/rpcrdma/proto"
 	"github.com/gonfsrdma/gonfsrdma/xdr"
 )
 
 // RPC-over-RDMA version 1 (RFC 8166) on the wire: hand-built transport
-// headers sent with rpcrdma.Client.RoundTripRaw, replies decoded with
-// rpcrdma.Header.Decode and checked field by field.
+// headers sent with rdmaclient.Client.RoundTripRaw, replies decoded with
+// rdmaproto.Header.Decode and checked field by field.
 //
 // Ownership: each test opens its own client connection and registered
 // buffer and closes both (the buffer after the connection) before it
@@ -27,15 +28,15 @@ import (
 // the server may RDMA Read and Write.
 type rdmaPeer struct {
 	e   *Env
-	c   *rpcrdma.Client
-	buf *rpcrdma.Buffer
+	c   *rdmaclient.Client
+	buf *rdmaclient.Buffer
 }
 
 const rdmaBufSize = 256 << 10
 
 // rdmaDial opens a client connection with cfg (zero fields: defaults) and
 // registers a buffer.
-func (e *Env) rdmaDial(cfg rpcrdma.ClientConfig) (*rdmaPeer, error) {
+func (e *Env) rdmaDial(cfg rdmaclient.Config) (*rdmaPeer, error) {
 	if cfg.Cred.Flavor == 0 && cfg.Cred.Body == nil {
 		cfg.Cred = e.Cred
 	}
@@ -57,11 +58,11 @@ func (p *rdmaPeer) close() {
 }
 
 // hdr builds an rdma_msg header with credits 32 (RFC 8166 section 4.2.4).
-func rdmaHdr(xid uint32, proc rpcrdma.Proc, rl []rpcrdma.ReadSegment, wl []rpcrdma.Chunk, rc rpcrdma.Chunk) []byte {
-	b := rpcrdma.AppendFixed(nil, xid, 32, proc)
-	b = rpcrdma.AppendReadList(b, rl)
-	b = rpcrdma.AppendWriteList(b, wl)
-	return rpcrdma.AppendReplyChunk(b, rc)
+func rdmaHdr(xid uint32, proc rdmaproto.Proc, rl []rdmaproto.ReadSegment, wl []rdmaproto.Chunk, rc rdmaproto.Chunk) []byte {
+	b := rdmaproto.AppendFixed(nil, xid, 32, proc)
+	b = rdmaproto.AppendReadList(b, rl)
+	b = rdmaproto.AppendWriteList(b, wl)
+	return rdmaproto.AppendReplyChunk(b, rc)
 }
 
 // words appends raw XDR words.
@@ -75,14 +76,14 @@ func words(b []byte, ws ...uint32) []byte {
 // roundTrip sends hdr+msg and decodes the reply's transport header; the
 // fixed words are checked (same XID, version 1, credits >= 1: RFC 8166
 // sections 4.1, 3.3.1).
-func (p *rdmaPeer) roundTrip(hdr, msg []byte) (*rpcrdma.Header, []byte, error) {
+func (p *rdmaPeer) roundTrip(hdr, msg []byte) (*rdmaproto.Header, []byte, error) {
 	xid := uint32(hdr[0])<<24 | uint32(hdr[1])<<16 | uint32(hdr[2])<<8 | uint32(hdr[3])
 	rh, rm, err := p.c.RoundTripRaw(p.e.Ctx, hdr, msg)
 	if err != nil {
 		return nil, nil, ok(err, "RPC-over-RDMA round trip")
 	}
-	h := new(rpcrdma.Header)
-	if err := h.Decode(xdr.NewReader(rh), rpcrdma.DefaultLimits); err != nil {
+	h := new(rdmaproto.Header)
+	if err := h.Decode(xdr.NewReader(rh), rdmaproto.DefaultLimits); err != nil {
 		return nil, nil, fmt.Errorf("reply transport header does not decode: %v (% x)", err, rh[:min(len(rh), 64)])
 	}
 	if h.XID != xid {
@@ -98,22 +99,22 @@ func (p *rdmaPeer) roundTrip(hdr, msg []byte) (*rpcrdma.Header, []byte, error) {
 }
 
 // wantRDMAError checks an RDMA_ERROR reply with code (RFC 8166 4.5).
-func wantRDMAError(h *rpcrdma.Header, code rpcrdma.ErrCode, what string) error {
-	if h.Proc != rpcrdma.ProcError {
+func wantRDMAError(h *rdmaproto.Header, code rdmaproto.ErrCode, what string) error {
+	if h.Proc != rdmaproto.ProcError {
 		return fmt.Errorf("%s: reply %v, want RDMA_ERROR %v (RFC 8166 4.5)", what, h.Proc, code)
 	}
 	if h.Err != code {
 		return fmt.Errorf("%s: RDMA_ERROR %v, want %v (RFC 8166 4.5)", what, h.Err, code)
 	}
-	if code == rpcrdma.ErrVers && (h.VersLow != 1 || h.VersHigh != 1) {
+	if code == rdmaproto.ErrVers && (h.VersLow != 1 || h.VersHigh != 1) {
 		return fmt.Errorf("%s: ERR_VERS range %d-%d, want 1-1 (RFC 8166 4.5)", what, h.VersLow, h.VersHigh)
 	}
 	return nil
 }
 
 // wantMsgEmpty checks an inline RDMA_MSG reply with all lists empty.
-func wantMsgEmpty(h *rpcrdma.Header, what string) error {
-	if h.Proc != rpcrdma.ProcMsg {
+func wantMsgEmpty(h *rdmaproto.Header, what string) error {
+	if h.Proc != rdmaproto.ProcMsg {
 		return fmt.Errorf("%s: reply %v, want RDMA_MSG (RFC 8166 4.2.4)", what, h.Proc)
 	}
 	if len(h.ReadList) != 0 || len(h.WriteList) != 0 || h.HasReply {
@@ -137,7 +138,7 @@ func (p *rdmaPeer) alive(after string) error {
 // rpcResults checks an RPC reply message for xid and returns its results.
 // inlineResults checks an RDMA_MSG reply with empty chunk lists and
 // decodes its RPC results (for call xid) into res.
-func inlineResults(h *rpcrdma.Header, msg []byte, xid uint32, what string, res interface{ Decode(*xdr.Reader) error }) error {
+func inlineResults(h *rdmaproto.Header, msg []byte, xid uint32, what string, res interface{ Decode(*xdr.Reader) error }) error {
 	if err := wantMsgEmpty(h, what); err != nil {
 		return err
 	}
@@ -168,13 +169,13 @@ func (p *rdmaPeer) nfsMsg(xid, proc uint32, args []byte) []byte {
 }
 
 func testRDMANull(e *Env) error {
-	p, err := e.rdmaDial(rpcrdma.ClientConfig{})
+	p, err := e.rdmaDial(rdmaclient.Config{})
 	if err != nil {
 		return err
 	}
 	defer p.close()
 	xid := p.c.NextXID()
-	h, msg, err := p.roundTrip(rdmaHdr(xid, rpcrdma.ProcMsg, nil, nil, nil), p.nullMsg(xid))
+	h, msg, err := p.roundTrip(rdmaHdr(xid, rdmaproto.ProcMsg, nil, nil, nil), p.nullMsg(xid))
 	if err != nil {
 		return err
 	}
@@ -192,13 +193,13 @@ func testRDMANull(e *Env) error {
 }
 
 func testRDMAErrVers(e *Env) error {
-	p, err := e.rdmaDial(rpcrdma.ClientConfig{})
+	p, err := e.rdmaDial(rdmaclient.Config{})
 	if err != nil {
 		return err
 	}
 	defer p.close()
 	xid := p.c.NextXID()
-	hdr := words(nil, xid, 2, 32, uint32(rpcrdma.ProcMsg), 0, 0, 0)
+	hdr := words(nil, xid, 2, 32, uint32(rdmaproto.ProcMsg), 0, 0, 0)
 	rh, _, err := p.c.RoundTripRaw(p.e.Ctx, hdr, p.nullMsg(xid))
 	if err != nil {
 		return ok(err, "RPC-over-RDMA round trip")
@@ -214,7 +215,7 @@ func testRDMAErrVers(e *Env) error {
 		return fmt.Errorf("reply transport XID %#x, call %#x (RFC 8166 4.2.4)", w(0), xid)
 	case w(2) < 1:
 		return fmt.Errorf("ERR_VERS reply grants %d credits, want >= 1 (RFC 8166 3.3.1)", w(2))
-	case w(3) != uint32(rpcrdma.ProcError) || w(4) != uint32(rpcrdma.ErrVers):
+	case w(3) != uint32(rdmaproto.ProcError) || w(4) != uint32(rdmaproto.ErrVers):
 		return fmt.Errorf("rdma_vers 2: proc %d err %d, want RDMA_ERROR ERR_VERS (RFC 8166 4.5)", w(3), w(4))
 	case w(5) != 1 || w(6) != 1:
 		return fmt.Errorf("ERR_VERS range %d-%d, want 1-1 (RFC 8166 4.5)", w(5), w(6))
@@ -244,62 +245,62 @@ func (p *rdmaPeer) writeHead(xid uint32, fh []byte, n int) []byte {
 
 var errChunkForms = map[string]errChunkForm{
 	"msgp": {"RDMA_MSGP (RFC 8166 4.5: deprecated, ERR_CHUNK)", func(p *rdmaPeer, xid uint32) ([]byte, []byte) {
-		return words(nil, xid, 1, 32, uint32(rpcrdma.ProcMsgP), 0, 0, 0, 0, 0), p.nullMsg(xid)
+		return words(nil, xid, 1, 32, uint32(rdmaproto.ProcMsgP), 0, 0, 0, 0, 0), p.nullMsg(xid)
 	}},
 	"proc": {"rdma_proc 7 (RFC 8166 4.2.4, 4.5)", func(p *rdmaPeer, xid uint32) ([]byte, []byte) {
 		return words(nil, xid, 1, 32, 7, 0, 0, 0), p.nullMsg(xid)
 	}},
 	"discrim": {"a Read list entry word of 2 (RFC 8166 4.2.2.1: an optional item is 0 or 1)", func(p *rdmaPeer, xid uint32) ([]byte, []byte) {
-		return words(nil, xid, 1, 32, uint32(rpcrdma.ProcMsg), 2, 0, 0, 0), p.nullMsg(xid)
+		return words(nil, xid, 1, 32, uint32(rdmaproto.ProcMsg), 2, 0, 0, 0), p.nullMsg(xid)
 	}},
 	"wdiscrim": {"a Write list entry word of 7 (RFC 8166 4.2.2.2)", func(p *rdmaPeer, xid uint32) ([]byte, []byte) {
-		return words(nil, xid, 1, 32, uint32(rpcrdma.ProcMsg), 0, 7, 0), p.nullMsg(xid)
+		return words(nil, xid, 1, 32, uint32(rdmaproto.ProcMsg), 0, 7, 0), p.nullMsg(xid)
 	}},
 	"segcount": {"a Write chunk claiming 20 segments in a header holding 2 (RFC 8166 4.2.2.2)", func(p *rdmaPeer, xid uint32) ([]byte, []byte) {
-		b := words(nil, xid, 1, 32, uint32(rpcrdma.ProcMsg), 0, 1, 20)
-		b = rpcrdma.AppendSegment(b, p.buf.Segment(0, 512))
-		b = rpcrdma.AppendSegment(b, p.buf.Segment(512, 512))
+		b := words(nil, xid, 1, 32, uint32(rdmaproto.ProcMsg), 0, 1, 20)
+		b = rdmaproto.AppendSegment(b, p.buf.Segment(0, 512))
+		b = rdmaproto.AppendSegment(b, p.buf.Segment(512, 512))
 		return b, nil
 	}},
 	"replycount": {"a Reply chunk claiming 1000 segments in a short header (RFC 8166 4.2.2.2)", func(p *rdmaPeer, xid uint32) ([]byte, []byte) {
-		b := words(nil, xid, 1, 32, uint32(rpcrdma.ProcMsg), 0, 0, 1, 1000)
-		return rpcrdma.AppendSegment(b, p.buf.Segment(0, 4096)), nil
+		b := words(nil, xid, 1, 32, uint32(rdmaproto.ProcMsg), 0, 0, 1, 1000)
+		return rdmaproto.AppendSegment(b, p.buf.Segment(0, 4096)), nil
 	}},
 	"truncated": {"a header that ends after the fixed words (RFC 8166 4.2.4)", func(p *rdmaPeer, xid uint32) ([]byte, []byte) {
-		return rpcrdma.AppendFixed(nil, xid, 32, rpcrdma.ProcMsg), nil
+		return rdmaproto.AppendFixed(nil, xid, 32, rdmaproto.ProcMsg), nil
 	}},
 	"unaligned": {"a Read chunk position not a multiple of 4 (RFC 8166 3.4.5)", func(p *rdmaPeer, xid uint32) ([]byte, []byte) {
 		msg := p.writeHead(xid, p.e.Dir, 100)
-		rl := []rpcrdma.ReadSegment{{Position: uint32(len(msg)) - 2, Segment: p.buf.Segment(0, 100)}}
-		return rdmaHdr(xid, rpcrdma.ProcMsg, rl, nil, nil), msg
+		rl := []rdmaproto.ReadSegment{{Position: uint32(len(msg)) - 2, Segment: p.buf.Segment(0, 100)}}
+		return rdmaHdr(xid, rdmaproto.ProcMsg, rl, nil, nil), msg
 	}},
 	"pastend": {"a Read chunk position past the inline message (RFC 8166 3.4.5)", func(p *rdmaPeer, xid uint32) ([]byte, []byte) {
 		msg := p.writeHead(xid, p.e.Dir, 100)
-		rl := []rpcrdma.ReadSegment{{Position: uint32(len(msg)) + 64, Segment: p.buf.Segment(0, 100)}}
-		return rdmaHdr(xid, rpcrdma.ProcMsg, rl, nil, nil), msg
+		rl := []rdmaproto.ReadSegment{{Position: uint32(len(msg)) + 64, Segment: p.buf.Segment(0, 100)}}
+		return rdmaHdr(xid, rdmaproto.ProcMsg, rl, nil, nil), msg
 	}},
 	"poszero": {"a position-zero Read chunk in RDMA_MSG (RFC 8166 3.5.3)", func(p *rdmaPeer, xid uint32) ([]byte, []byte) {
 		msg := p.nullMsg(xid)
-		rl := []rpcrdma.ReadSegment{{Position: 0, Segment: p.buf.Segment(0, 100)}}
-		return rdmaHdr(xid, rpcrdma.ProcMsg, rl, nil, nil), msg
+		rl := []rdmaproto.ReadSegment{{Position: 0, Segment: p.buf.Segment(0, 100)}}
+		return rdmaHdr(xid, rdmaproto.ProcMsg, rl, nil, nil), msg
 	}},
 	"nomsgbare": {"RDMA_NOMSG without a position-zero Read chunk (RFC 8166 3.5.3, 4.2.4)", func(p *rdmaPeer, xid uint32) ([]byte, []byte) {
-		return rdmaHdr(xid, rpcrdma.ProcNoMsg, nil, nil, nil), nil
+		return rdmaHdr(xid, rdmaproto.ProcNoMsg, nil, nil, nil), nil
 	}},
 	"order": {"Read chunks out of position order (RFC 8166 3.4.5: ordered by position)", func(p *rdmaPeer, xid uint32) ([]byte, []byte) {
 		msg := p.writeHead(xid, p.e.Dir, 8)
-		rl := []rpcrdma.ReadSegment{
+		rl := []rdmaproto.ReadSegment{
 			{Position: uint32(len(msg)), Segment: p.buf.Segment(0, 8)},
 			{Position: 4, Segment: p.buf.Segment(8, 8)},
 		}
-		return rdmaHdr(xid, rpcrdma.ProcMsg, rl, nil, nil), msg
+		return rdmaHdr(xid, rdmaproto.ProcMsg, rl, nil, nil), msg
 	}},
 }
 
 func testRDMAErrChunk(form string) func(*Env) error {
 	return func(e *Env) error {
 		f := errChunkForms[form]
-		p, err := e.rdmaDial(rpcrdma.ClientConfig{})
+		p, err := e.rdmaDial(rdmaclient.Config{})
 		if err != nil {
 			return err
 		}
@@ -310,7 +311,7 @@ func testRDMAErrChunk(form string) func(*Env) error {
 		if err != nil {
 			return err
 		}
-		if err := wantRDMAError(h, rpcrdma.ErrChunk, f.what); err != nil {
+		if err := wantRDMAError(h, rdmaproto.ErrChunk, f.what); err != nil {
 			return err
 		}
 		return p.alive("ERR_CHUNK")
@@ -318,7 +319,7 @@ func testRDMAErrChunk(form string) func(*Env) error {
 }
 
 func testRDMADone(e *Env) error {
-	p, err := e.rdmaDial(rpcrdma.ClientConfig{})
+	p, err := e.rdmaDial(rdmaclient.Config{})
 	if err != nil {
 		return err
 	}
@@ -331,10 +332,10 @@ func testRDMADone(e *Env) error {
 	xid := p.c.NextXID()
 	ctx, cancel := context.WithTimeout(e.Ctx, 500*time.Millisecond)
 	defer cancel()
-	rh, _, err := p.c.RoundTripRaw(ctx, rpcrdma.AppendFixed(nil, xid, 32, rpcrdma.ProcDone), nil)
+	rh, _, err := p.c.RoundTripRaw(ctx, rdmaproto.AppendFixed(nil, xid, 32, rdmaproto.ProcDone), nil)
 	if err == nil {
-		var h rpcrdma.Header
-		h.Decode(xdr.NewReader(rh), rpcrdma.DefaultLimits)
+		var h rdmaproto.Header
+		h.Decode(xdr.NewReader(rh), rdmaproto.DefaultLimits)
 		return fmt.Errorf("RDMA_DONE was answered (%v): RFC 8166 4.2.4 deprecates it, knfsd drops it", h.Proc)
 	}
 	if !errors.Is(err, context.DeadlineExceeded) {
@@ -347,7 +348,7 @@ func testRDMADone(e *Env) error {
 }
 
 func testRDMACredits(e *Env) error {
-	p, err := e.rdmaDial(rpcrdma.ClientConfig{Credits: 8})
+	p, err := e.rdmaDial(rdmaclient.Config{Credits: 8})
 	if err != nil {
 		return err
 	}
@@ -356,7 +357,7 @@ func testRDMACredits(e *Env) error {
 	// several and for an error in a row.
 	for i := 0; i < 4; i++ {
 		xid := p.c.NextXID()
-		if _, _, err := p.roundTrip(rdmaHdr(xid, rpcrdma.ProcMsg, nil, nil, nil), p.nullMsg(xid)); err != nil {
+		if _, _, err := p.roundTrip(rdmaHdr(xid, rdmaproto.ProcMsg, nil, nil, nil), p.nullMsg(xid)); err != nil {
 			return err
 		}
 		xid = p.c.NextXID()
@@ -364,7 +365,7 @@ func testRDMACredits(e *Env) error {
 		if err != nil {
 			return err
 		}
-		if err := wantRDMAError(h, rpcrdma.ErrChunk, "rdma_proc 9"); err != nil {
+		if err := wantRDMAError(h, rdmaproto.ErrChunk, "rdma_proc 9"); err != nil {
 			return err
 		}
 	}
@@ -399,9 +400,9 @@ func readdirArgs(fh []byte, count uint32) []byte {
 // the server return fewer entries than count allows). The strict profile
 // wants gonfsrdma's answer: the shorter listing, as knfsd, which sizes
 // READDIR replies to what the client can receive.
-func readdirFits(e *Env, h *rpcrdma.Header, msg []byte, xid uint32, what string) error {
-	if h.Proc == rpcrdma.ProcError {
-		if err := wantRDMAError(h, rpcrdma.ErrChunk, what); err != nil {
+func readdirFits(e *Env, h *rdmaproto.Header, msg []byte, xid uint32, what string) error {
+	if h.Proc == rdmaproto.ProcError {
+		if err := wantRDMAError(h, rdmaproto.ErrChunk, what); err != nil {
 			return err
 		}
 		return oneOf(e, what, "ERR_CHUNK", "a shorter listing", "ERR_CHUNK")
@@ -420,11 +421,11 @@ func readdirFits(e *Env, h *rpcrdma.Header, msg []byte, xid uint32, what string)
 // that offers no chunk is ERR_CHUNK.
 func (p *rdmaPeer) readlinkNoChunk(fh []byte, what string) error {
 	xid := p.c.NextXID()
-	h, _, err := p.roundTrip(rdmaHdr(xid, rpcrdma.ProcMsg, nil, nil, nil), p.nfsMsg(xid, wire.ProcReadlink, wire.AppendFH(nil, fh)))
+	h, _, err := p.roundTrip(rdmaHdr(xid, rdmaproto.ProcMsg, nil, nil, nil), p.nfsMsg(xid, wire.ProcReadlink, wire.AppendFH(nil, fh)))
 	if err != nil {
 		return err
 	}
-	return wantRDMAError(h, rpcrdma.ErrChunk, what)
+	return wantRDMAError(h, rdmaproto.ErrChunk, what)
 }
 
 func testRDMANoReplyChunk(e *Env) error {
@@ -436,7 +437,7 @@ func testRDMANoReplyChunk(e *Env) error {
 	if err != nil {
 		return err
 	}
-	p, err := e.rdmaDial(rpcrdma.ClientConfig{})
+	p, err := e.rdmaDial(rdmaclient.Config{})
 	if err != nil {
 		return err
 	}
@@ -448,7 +449,7 @@ func testRDMANoReplyChunk(e *Env) error {
 		return err
 	}
 	xid := p.c.NextXID()
-	h, msg, err := p.roundTrip(rdmaHdr(xid, rpcrdma.ProcMsg, nil, nil, nil), p.nfsMsg(xid, wire.ProcReaddir, readdirArgs(d, 32768)))
+	h, msg, err := p.roundTrip(rdmaHdr(xid, rdmaproto.ProcMsg, nil, nil, nil), p.nfsMsg(xid, wire.ProcReaddir, readdirArgs(d, 32768)))
 	if err != nil {
 		return err
 	}
@@ -466,7 +467,7 @@ func testRDMASmallInline(e *Env) error {
 	}
 	// The client receives at most 1024 bytes inline: a larger reply must
 	// not be Sent (the Receive would fail and the connection die).
-	p, err := e.rdmaDial(rpcrdma.ClientConfig{InlineRecv: 1024})
+	p, err := e.rdmaDial(rdmaclient.Config{InlineRecv: 1024})
 	if err != nil {
 		return err
 	}
@@ -475,7 +476,7 @@ func testRDMASmallInline(e *Env) error {
 		return err
 	}
 	xid := p.c.NextXID()
-	h, msg, err := p.roundTrip(rdmaHdr(xid, rpcrdma.ProcMsg, nil, nil, nil), p.nfsMsg(xid, wire.ProcReaddir, readdirArgs(d, 8192)))
+	h, msg, err := p.roundTrip(rdmaHdr(xid, rdmaproto.ProcMsg, nil, nil, nil), p.nfsMsg(xid, wire.ProcReaddir, readdirArgs(d, 8192)))
 	if err != nil {
 		return err
 	}
@@ -483,7 +484,7 @@ func testRDMASmallInline(e *Env) error {
 		return err
 	}
 	xid = p.c.NextXID()
-	h, _, err = p.roundTrip(rdmaHdr(xid, rpcrdma.ProcMsg, nil, nil, nil), p.nfsMsg(xid, wire.ProcGetattr, wire.AppendFH(nil, d)))
+	h, _, err = p.roundTrip(rdmaHdr(xid, rdmaproto.ProcMsg, nil, nil, nil), p.nfsMsg(xid, wire.ProcGetattr, wire.AppendFH(nil, d)))
 	if err != nil {
 		return ok(err, "GETATTR after the refused READLINK")
 	}
@@ -495,19 +496,19 @@ func testRDMAReplyChunk(e *Env) error {
 	if err != nil {
 		return err
 	}
-	p, err := e.rdmaDial(rpcrdma.ClientConfig{})
+	p, err := e.rdmaDial(rdmaclient.Config{})
 	if err != nil {
 		return err
 	}
 	defer p.close()
 	xid := p.c.NextXID()
 	// A two-segment Reply chunk.
-	rc := rpcrdma.Chunk{p.buf.Segment(0, 4096), p.buf.Segment(8192, 60000)}
-	h, inline, err := p.roundTrip(rdmaHdr(xid, rpcrdma.ProcMsg, nil, nil, rc), p.nfsMsg(xid, wire.ProcReaddir, readdirArgs(d, 32768)))
+	rc := rdmaproto.Chunk{p.buf.Segment(0, 4096), p.buf.Segment(8192, 60000)}
+	h, inline, err := p.roundTrip(rdmaHdr(xid, rdmaproto.ProcMsg, nil, nil, rc), p.nfsMsg(xid, wire.ProcReaddir, readdirArgs(d, 32768)))
 	if err != nil {
 		return err
 	}
-	if h.Proc != rpcrdma.ProcNoMsg {
+	if h.Proc != rdmaproto.ProcNoMsg {
 		return fmt.Errorf("large READDIR with a Reply chunk: reply %v, want RDMA_NOMSG (RFC 8166 3.5.3)", h.Proc)
 	}
 	if len(h.ReadList) != 0 || len(h.WriteList) != 0 || !h.HasReply || len(inline) != 0 {
@@ -547,17 +548,17 @@ func testRDMAReplyChunk(e *Env) error {
 }
 
 func testRDMAReplyChunkUnused(e *Env) error {
-	p, err := e.rdmaDial(rpcrdma.ClientConfig{})
+	p, err := e.rdmaDial(rdmaclient.Config{})
 	if err != nil {
 		return err
 	}
 	defer p.close()
 	xid := p.c.NextXID()
-	rc := rpcrdma.Chunk{p.buf.Segment(0, 65536)}
+	rc := rdmaproto.Chunk{p.buf.Segment(0, 65536)}
 	for i := range p.buf.Bytes()[:4096] {
 		p.buf.Bytes()[i] = 0xee
 	}
-	h, msg, err := p.roundTrip(rdmaHdr(xid, rpcrdma.ProcMsg, nil, nil, rc), p.nfsMsg(xid, wire.ProcGetattr, wire.AppendFH(nil, e.Root)))
+	h, msg, err := p.roundTrip(rdmaHdr(xid, rdmaproto.ProcMsg, nil, nil, rc), p.nfsMsg(xid, wire.ProcGetattr, wire.AppendFH(nil, e.Root)))
 	if err != nil {
 		return err
 	}
@@ -592,8 +593,8 @@ func readReplyHead(res []byte) (st wire.Status, count uint32, eof bool, dataLen 
 
 // checkEcho compares the echoed Write list with the offered chunk and the
 // lengths expected (RFC 8166 3.4.6, 4.2.2.2).
-func checkEcho(h *rpcrdma.Header, offered rpcrdma.Chunk, lens []uint32) error {
-	if h.Proc != rpcrdma.ProcMsg || len(h.ReadList) != 0 || h.HasReply {
+func checkEcho(h *rdmaproto.Header, offered rdmaproto.Chunk, lens []uint32) error {
+	if h.Proc != rdmaproto.ProcMsg || len(h.ReadList) != 0 || h.HasReply {
 		return fmt.Errorf("reply %v with %d read segments, reply chunk %v; want RDMA_MSG (RFC 8166 4.2.4)", h.Proc, len(h.ReadList), h.HasReply)
 	}
 	if len(h.WriteList) != 1 {
@@ -630,15 +631,15 @@ func testRDMAReadChunk3(e *Env) error {
 	if err != nil {
 		return err
 	}
-	p, err := e.rdmaDial(rpcrdma.ClientConfig{})
+	p, err := e.rdmaDial(rdmaclient.Config{})
 	if err != nil {
 		return err
 	}
 	defer p.close()
 	p.fill(16384, 0xee)
-	wc := rpcrdma.Chunk{p.buf.Segment(0, 4000), p.buf.Segment(4000, 4000), p.buf.Segment(8000, 4000)}
+	wc := rdmaproto.Chunk{p.buf.Segment(0, 4000), p.buf.Segment(4000, 4000), p.buf.Segment(8000, 4000)}
 	xid := p.c.NextXID()
-	h, msg, err := p.roundTrip(rdmaHdr(xid, rpcrdma.ProcMsg, nil, []rpcrdma.Chunk{wc}, nil), p.nfsMsg(xid, wire.ProcRead, readArgs(fh, 0, 10000)))
+	h, msg, err := p.roundTrip(rdmaHdr(xid, rdmaproto.ProcMsg, nil, []rdmaproto.Chunk{wc}, nil), p.nfsMsg(xid, wire.ProcRead, readArgs(fh, 0, 10000)))
 	if err != nil {
 		return err
 	}
@@ -671,7 +672,7 @@ func testRDMAReadShort(e *Env) error {
 	if err != nil {
 		return err
 	}
-	p, err := e.rdmaDial(rpcrdma.ClientConfig{})
+	p, err := e.rdmaDial(rdmaclient.Config{})
 	if err != nil {
 		return err
 	}
@@ -681,9 +682,9 @@ func testRDMAReadShort(e *Env) error {
 		off  uint64
 		want int
 	}{{0, 3000}, {3000, 0}} {
-		wc := rpcrdma.Chunk{p.buf.Segment(0, 8192)}
+		wc := rdmaproto.Chunk{p.buf.Segment(0, 8192)}
 		xid := p.c.NextXID()
-		h, msg, err := p.roundTrip(rdmaHdr(xid, rpcrdma.ProcMsg, nil, []rpcrdma.Chunk{wc}, nil), p.nfsMsg(xid, wire.ProcRead, readArgs(fh, tc.off, 8192)))
+		h, msg, err := p.roundTrip(rdmaHdr(xid, rdmaproto.ProcMsg, nil, []rdmaproto.Chunk{wc}, nil), p.nfsMsg(xid, wire.ProcRead, readArgs(fh, tc.off, 8192)))
 		if err != nil {
 			return err
 		}
@@ -712,18 +713,18 @@ func testRDMAReadShort(e *Env) error {
 }
 
 func testRDMAReadError(e *Env) error {
-	p, err := e.rdmaDial(rpcrdma.ClientConfig{})
+	p, err := e.rdmaDial(rdmaclient.Config{})
 	if err != nil {
 		return err
 	}
 	defer p.close()
-	wc := rpcrdma.Chunk{p.buf.Segment(0, 4096), p.buf.Segment(4096, 4096)}
+	wc := rdmaproto.Chunk{p.buf.Segment(0, 4096), p.buf.Segment(4096, 4096)}
 	xid := p.c.NextXID()
-	h, msg, err := p.roundTrip(rdmaHdr(xid, rpcrdma.ProcMsg, nil, []rpcrdma.Chunk{wc}, nil), p.nfsMsg(xid, wire.ProcRead, readArgs(e.Dir, 0, 8192)))
+	h, msg, err := p.roundTrip(rdmaHdr(xid, rdmaproto.ProcMsg, nil, []rdmaproto.Chunk{wc}, nil), p.nfsMsg(xid, wire.ProcRead, readArgs(e.Dir, 0, 8192)))
 	if err != nil {
 		return err
 	}
-	if h.Proc == rpcrdma.ProcMsg && len(h.WriteList) == 0 {
+	if h.Proc == rdmaproto.ProcMsg && len(h.WriteList) == 0 {
 		return Warnf("error READ reply has an empty Write list; knfsd echoes the chunk with zero lengths (RFC 8166 3.4.6)")
 	}
 	if err := checkEcho(h, wc, []uint32{0, 0}); err != nil {
@@ -751,19 +752,19 @@ func testRDMAReadChunkSmall(e *Env) error {
 	if err != nil {
 		return err
 	}
-	p, err := e.rdmaDial(rpcrdma.ClientConfig{})
+	p, err := e.rdmaDial(rdmaclient.Config{})
 	if err != nil {
 		return err
 	}
 	defer p.close()
 	p.fill(8192, 0xee)
-	wc := rpcrdma.Chunk{p.buf.Segment(0, 4096)}
+	wc := rdmaproto.Chunk{p.buf.Segment(0, 4096)}
 	xid := p.c.NextXID()
-	h, _, err := p.roundTrip(rdmaHdr(xid, rpcrdma.ProcMsg, nil, []rpcrdma.Chunk{wc}, nil), p.nfsMsg(xid, wire.ProcRead, readArgs(fh, 0, 8192)))
+	h, _, err := p.roundTrip(rdmaHdr(xid, rdmaproto.ProcMsg, nil, []rdmaproto.Chunk{wc}, nil), p.nfsMsg(xid, wire.ProcRead, readArgs(fh, 0, 8192)))
 	if err != nil {
 		return err
 	}
-	if err := wantRDMAError(h, rpcrdma.ErrChunk, "READ of 8192 bytes into a 4096-byte Write chunk"); err != nil {
+	if err := wantRDMAError(h, rdmaproto.ErrChunk, "READ of 8192 bytes into a 4096-byte Write chunk"); err != nil {
 		return err
 	}
 	if !bytes.Equal(p.buf.Bytes()[4096:8192], bytes.Repeat([]byte{0xee}, 4096)) {
@@ -778,13 +779,13 @@ func (e *Env) rdmaWrite(p *rdmaPeer, fh []byte, data []byte, segs []int) error {
 	copy(p.buf.Bytes(), data)
 	xid := p.c.NextXID()
 	msg := p.writeHead(xid, fh, len(data))
-	var rl []rpcrdma.ReadSegment
+	var rl []rdmaproto.ReadSegment
 	off := 0
 	for _, n := range segs {
-		rl = append(rl, rpcrdma.ReadSegment{Position: uint32(len(msg)), Segment: p.buf.Segment(off, n)})
+		rl = append(rl, rdmaproto.ReadSegment{Position: uint32(len(msg)), Segment: p.buf.Segment(off, n)})
 		off += n
 	}
-	h, rm, err := p.roundTrip(rdmaHdr(xid, rpcrdma.ProcMsg, rl, nil, nil), msg)
+	h, rm, err := p.roundTrip(rdmaHdr(xid, rdmaproto.ProcMsg, rl, nil, nil), msg)
 	if err != nil {
 		return err
 	}
@@ -807,7 +808,7 @@ func testRDMAWriteChunk(e *Env) error {
 	if err != nil {
 		return err
 	}
-	p, err := e.rdmaDial(rpcrdma.ClientConfig{})
+	p, err := e.rdmaDial(rdmaclient.Config{})
 	if err != nil {
 		return err
 	}
@@ -821,7 +822,7 @@ func testRDMAWriteSplit(e *Env) error {
 	if err != nil {
 		return err
 	}
-	p, err := e.rdmaDial(rpcrdma.ClientConfig{})
+	p, err := e.rdmaDial(rdmaclient.Config{})
 	if err != nil {
 		return err
 	}
@@ -830,7 +831,7 @@ func testRDMAWriteSplit(e *Env) error {
 }
 
 func testRDMANoMsgCall(e *Env) error {
-	p, err := e.rdmaDial(rpcrdma.ClientConfig{})
+	p, err := e.rdmaDial(rdmaclient.Config{})
 	if err != nil {
 		return err
 	}
@@ -840,8 +841,8 @@ func testRDMANoMsgCall(e *Env) error {
 	a := wire.SymlinkArgs{Where: wire.DirOpArgs{Dir: e.Dir, Name: "l"}, Attr: mode(0o777), Target: target}
 	call := p.nfsMsg(xid, wire.ProcSymlink, a.Append(nil))
 	copy(p.buf.Bytes(), call)
-	rl := []rpcrdma.ReadSegment{{Position: 0, Segment: p.buf.Segment(0, len(call))}}
-	h, msg, err := p.roundTrip(rdmaHdr(xid, rpcrdma.ProcNoMsg, rl, nil, nil), nil)
+	rl := []rdmaproto.ReadSegment{{Position: 0, Segment: p.buf.Segment(0, len(call))}}
+	h, msg, err := p.roundTrip(rdmaHdr(xid, rdmaproto.ProcNoMsg, rl, nil, nil), nil)
 	if err != nil {
 		return err
 	}

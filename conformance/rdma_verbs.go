@@ -8,7 +8,7 @@ import (
 
 	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
-	"github.com/gonfsrdma/gonfsrdma/rpcrdma"
+	rdmaproto "github.com/gonfsrdma/gonfsrdma/rpcrdma/proto"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
 	"github.com/gonfsrdma/gonfsrdma/xdr"
 )
@@ -113,17 +113,17 @@ func (p *verbsPeer) roundTrip(e *Env, b []byte) ([]byte, error) {
 }
 
 func testRDMAPrivateData(e *Env) error {
-	priv := rpcrdma.PrivateData{SendSize: 4096, RecvSize: 4096}.Append(nil)
+	priv := rdmaproto.PrivateData{SendSize: 4096, RecvSize: 4096}.Append(nil)
 	p, err := e.dialVerbs(priv, 4096)
 	if err != nil {
 		return err
 	}
 	defer p.close()
 	pd := p.vc.PeerPrivateData()
-	if len(pd) < rpcrdma.PrivateDataSize {
+	if len(pd) < rdmaproto.PrivateDataSize {
 		return fmt.Errorf("REP private data is %d bytes, want the 8-byte rpcrdma_connect_private (RFC 8797 4)", len(pd))
 	}
-	if m := binary.BigEndian.Uint32(pd); m != rpcrdma.PrivateDataMagic {
+	if m := binary.BigEndian.Uint32(pd); m != rdmaproto.PrivateDataMagic {
 		return fmt.Errorf("REP private data magic %#08x, want 0xf6ab0e18 (RFC 8797 4)", m)
 	}
 	if pd[4] != 1 {
@@ -132,24 +132,24 @@ func testRDMAPrivateData(e *Env) error {
 	if pd[5]&^0x01 != 0 {
 		return fmt.Errorf("REP private data flags %#02x set reserved bits (RFC 8797 4)", pd[5])
 	}
-	sp, _ := rpcrdma.ParsePrivateData(pd)
+	sp, _ := rdmaproto.ParsePrivateData(pd)
 	if sp.RecvSize < 4096 {
 		return Warnf("server receive size %d: the Linux client sends 4096-byte calls (RFC 8797 4)", sp.RecvSize)
 	}
 	// The server must not Send more than our 4096 bytes: a NULL works.
 	xid := uint32(0x5151)
-	b := rpcrdma.AppendFixed(nil, xid, 4, rpcrdma.ProcMsg)
+	b := rdmaproto.AppendFixed(nil, xid, 4, rdmaproto.ProcMsg)
 	b = words(b, 0, 0, 0)
 	b = append(b, callMsg(xid, wire.Program, wire.Version, wire.ProcNull, oncrpc.OpaqueAuth{}, nil)...)
 	reply, err := p.roundTrip(e, b)
 	if err != nil {
 		return err
 	}
-	var h rpcrdma.Header
-	if err := h.Decode(xdr.NewReader(reply), rpcrdma.DefaultLimits); err != nil {
+	var h rdmaproto.Header
+	if err := h.Decode(xdr.NewReader(reply), rdmaproto.DefaultLimits); err != nil {
 		return ok(err, "decoding the NULL reply header")
 	}
-	if h.XID != xid || h.Proc != rpcrdma.ProcMsg || h.Credits < 1 {
+	if h.XID != xid || h.Proc != rdmaproto.ProcMsg || h.Credits < 1 {
 		return fmt.Errorf("NULL reply: xid %#x proc %v credits %d", h.XID, h.Proc, h.Credits)
 	}
 	return nil
@@ -168,18 +168,18 @@ func testRDMANoPrivateData(e *Env) error {
 	}
 	defer p.close()
 	xid := uint32(0x6161)
-	b := rpcrdma.AppendFixed(nil, xid, 4, rpcrdma.ProcMsg)
+	b := rdmaproto.AppendFixed(nil, xid, 4, rdmaproto.ProcMsg)
 	b = words(b, 0, 0, 0)
 	b = append(b, callMsg(xid, wire.Program, wire.Version, wire.ProcReadlink, e.Cred, wire.AppendFH(nil, l))...)
 	reply, err := p.roundTrip(e, b)
 	if err != nil {
 		return err
 	}
-	var h rpcrdma.Header
-	if err := h.Decode(xdr.NewReader(reply), rpcrdma.DefaultLimits); err != nil {
+	var h rdmaproto.Header
+	if err := h.Decode(xdr.NewReader(reply), rdmaproto.DefaultLimits); err != nil {
 		return ok(err, "decoding the reply header")
 	}
-	if err := wantRDMAError(&h, rpcrdma.ErrChunk, "READLINK of a 2000-byte target with 1024-byte inline and no chunks"); err != nil {
+	if err := wantRDMAError(&h, rdmaproto.ErrChunk, "READLINK of a 2000-byte target with 1024-byte inline and no chunks"); err != nil {
 		return err
 	}
 	if h.Credits < 1 {

@@ -17,7 +17,7 @@ import (
 	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc/rpcbind"
-	"github.com/gonfsrdma/gonfsrdma/rpcrdma"
+	rdmaclient "github.com/gonfsrdma/gonfsrdma/rpcrdma/client"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
 )
 
@@ -50,7 +50,7 @@ type Config struct {
 	DialNFS func(ctx context.Context, addr string) (oncrpc.Caller, error)
 	// DialRDMA, when set, opens an RPC-over-RDMA client connection for the
 	// rdma tests' hand-built transport headers; addr is Server:Port.
-	DialRDMA func(ctx context.Context, addr string, cfg rpcrdma.ClientConfig) (*rpcrdma.Client, error)
+	DialRDMA func(ctx context.Context, addr string, cfg rdmaclient.Config) (*rdmaclient.Client, error)
 	// DialVerbs, when set, opens a bare verbs connection with the given
 	// parameters (chosen CM private data); addr is Server:Port.
 	DialVerbs func(ctx context.Context, addr string, p verbs.ConnParams) (verbs.Conn, error)

@@ -15,7 +15,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
-	"github.com/gonfsrdma/gonfsrdma/rpcrdma"
+	rdmaclient "github.com/gonfsrdma/gonfsrdma/rpcrdma/client"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
 	"github.com/gonfsrdma/gonfsrdma/verbs/softfabric"
 )
@@ -87,7 +87,7 @@ func TestLimitsSharedByEveryListener(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	rc, err := rpcrdma.Dial(ctx, fabric, "limits-daemon:20049", rpcrdma.ClientConfig{LocalAddr: "127.0.0.1:40002"})
+	rc, err := rdmaclient.Dial(ctx, fabric, "limits-daemon:20049", rdmaclient.Config{LocalAddr: "127.0.0.1:40002"})
 	if err != nil {
 		t.Fatalf("RDMA connection within the cap: %v", err)
 	}
@@ -102,7 +102,7 @@ func TestLimitsSharedByEveryListener(t *testing.T) {
 		t.Error("a fourth connection over TCP was served; the cap is 3 across listeners")
 	}
 	var rej *verbs.RejectError
-	if c, err := rpcrdma.Dial(ctx, fabric, "limits-daemon:20049", rpcrdma.ClientConfig{LocalAddr: "127.0.0.1:40003"}); !errors.As(err, &rej) {
+	if c, err := rdmaclient.Dial(ctx, fabric, "limits-daemon:20049", rdmaclient.Config{LocalAddr: "127.0.0.1:40003"}); !errors.As(err, &rej) {
 		if err == nil {
 			c.Close()
 		}

@@ -24,7 +24,7 @@ import (
 	"github.com/gonfsrdma/gonfsrdma/nfs/mount"
 	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
-	"github.com/gonfsrdma/gonfsrdma/rpcrdma"
+	rdmaclient "github.com/gonfsrdma/gonfsrdma/rpcrdma/client"
 	"github.com/gonfsrdma/gonfsrdma/verbs/softfabric"
 )
 
@@ -88,9 +88,9 @@ func (m *metricsDaemon) dialTCP(t *testing.T, addr string) *oncrpc.Client {
 	return c
 }
 
-func (m *metricsDaemon) dialRDMA(t *testing.T, local string) *rpcrdma.Client {
+func (m *metricsDaemon) dialRDMA(t *testing.T, local string) *rdmaclient.Client {
 	t.Helper()
-	c, err := rpcrdma.Dial(context.Background(), m.fabric, m.rdmaAddr, rpcrdma.ClientConfig{
+	c, err := rdmaclient.Dial(context.Background(), m.fabric, m.rdmaAddr, rdmaclient.Config{
 		Cred: oncrpc.NewAuthSys("test", 0, 0), LocalAddr: local,
 	})
 	if err != nil {

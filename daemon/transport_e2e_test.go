@@ -17,7 +17,7 @@ import (
 	"github.com/gonfsrdma/gonfsrdma/nfs/nfstest"
 	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
-	"github.com/gonfsrdma/gonfsrdma/rpcrdma"
+	rdmaclient "github.com/gonfsrdma/gonfsrdma/rpcrdma/client"
 	"github.com/gonfsrdma/gonfsrdma/verbs/softfabric"
 )
 
@@ -102,7 +102,7 @@ func TestEndToEndRDMAFabric(t *testing.T) {
 		if d.RDMAPort() != 20049 {
 			t.Fatalf("RDMA port %d", d.RDMAPort())
 		}
-		c, err := rpcrdma.Dial(context.Background(), fabric, addr, rpcrdma.ClientConfig{
+		c, err := rdmaclient.Dial(context.Background(), fabric, addr, rdmaclient.Config{
 			Cred: oncrpc.NewAuthSys("test", 0, 0), LocalAddr: "127.0.0.1:40001",
 		})
 		if err != nil {
@@ -134,7 +134,7 @@ func TestRDMASendWithInvalidate(t *testing.T) {
 	_, root := startForTransport(t, fabric, "daemon-swi:20049")
 	ctx := context.Background()
 	for _, offer := range []bool{true, false} {
-		c, err := rpcrdma.Dial(ctx, fabric, "daemon-swi:20049", rpcrdma.ClientConfig{
+		c, err := rdmaclient.Dial(ctx, fabric, "daemon-swi:20049", rdmaclient.Config{
 			Cred: oncrpc.NewAuthSys("test", 0, 0), LocalAddr: "127.0.0.1:40002", RemoteInvalidate: offer,
 		})
 		if err != nil {

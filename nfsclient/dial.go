@@ -18,7 +18,7 @@ import (
 	"github.com/gonfsrdma/gonfsrdma/nfs/mount"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc/rpcbind"
-	"github.com/gonfsrdma/gonfsrdma/rpcrdma"
+	rdmaclient "github.com/gonfsrdma/gonfsrdma/rpcrdma/client"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
 )
 
@@ -402,7 +402,7 @@ func (r *reconn) Call(ctx context.Context, cc *oncrpc.ClientCall) ([]byte, error
 			return nil, ctx.Err()
 		}
 		lastErr = err
-		if errors.Is(err, rpcrdma.ErrClosed) {
+		if errors.Is(err, rdmaclient.ErrClosed) {
 			// The RDMA client fails its calls just before it reports
 			// itself done: wait for that, then reconnect.
 			select {
@@ -450,7 +450,7 @@ func (f *FS) dialTransport(ctx context.Context, proto Proto) (transport, error) 
 		if addr == "" {
 			addr = f.cfg.nfsAddr(ProtoRDMA)
 		}
-		c, err := rpcrdma.Dial(ctx, prov, addr, rpcrdma.ClientConfig{
+		c, err := rdmaclient.Dial(ctx, prov, addr, rdmaclient.Config{
 			Credits: f.cfg.RDMA.Credits, RemoteInvalidate: true, Cred: f.cred, LocalAddr: f.cfg.RDMA.LocalAddr,
 		})
 		if err != nil {

@@ -14,7 +14,7 @@ import (
 	"github.com/gonfsrdma/gonfsrdma/nfs/client"
 	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
-	"github.com/gonfsrdma/gonfsrdma/rpcrdma"
+	rdmaclient "github.com/gonfsrdma/gonfsrdma/rpcrdma/client"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
 )
 
@@ -47,7 +47,7 @@ type fsState struct {
 
 	mu        sync.Mutex
 	ownProv   *verbs.RDMAProvider
-	rdmaConns []*rpcrdma.Client
+	rdmaConns []*rdmaclient.Client
 
 	stats counters
 	dirs  dirCache
@@ -101,7 +101,7 @@ type Stats struct {
 	// bytes written again.
 	Resends, ResentBytes int64
 	// RDMA sums the memory-key counters of the RDMA connections.
-	RDMA rpcrdma.ClientStats
+	RDMA rdmaclient.Stats
 }
 
 // Stats returns the counters.

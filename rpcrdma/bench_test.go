@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	rdmaclient "github.com/gonfsrdma/gonfsrdma/rpcrdma/client"
 	"github.com/gonfsrdma/gonfsrdma/verbs/softfabric"
 	"github.com/gonfsrdma/gonfsrdma/xdr"
 )
@@ -19,7 +20,7 @@ import (
 
 func benchCall(b *testing.B, cc *oncrpc.ClientCall, payload int) {
 	e := newEnv(b, Config{})
-	c := e.dial(ClientConfig{})
+	c := e.dial(rdmaclient.Config{})
 	ctx := context.Background()
 	dst := make([]byte, 0, 2<<20)
 	for i := 0; i < 3; i++ { // warm the pools

@@ -1,20 +1,87 @@
-// credits.go: RPC-over-RDMA credits (RFC 8166 section 3.3.1) and the
-// send-queue budget.
+// credits.go: the server's RPC-over-RDMA credits (RFC 8166 section 3.3.1)
+// and the send-queue budget.
 //
-// Buffer ownership: nothing here owns buffers. The credit grant is fixed
-// per connection: the server keeps exactly Credits Receives posted (the
-// receive path re-posts a fresh buffer as soon as one is consumed, before
-// the call is processed), so every reply, RDMA_ERROR included, may grant
-// Credits. The send-queue budget counts work requests posted and not yet
-// retired; a worker reserves a whole chain before posting it and the
-// completion path returns it.
+// Buffer ownership: nothing here owns buffers. The server keeps Credits
+// Receives posted (the receive path re-posts a fresh buffer as soon as one
+// is consumed, before the call is processed), so a reply, RDMA_ERROR
+// included, grants Credits. A Receive that could not be re-posted (the
+// post failed, or no slot was free) is owed: until it is posted again
+// every reply grants that many fewer (grant, proto.Grant), so the client
+// never has more calls in flight than Receives are posted for it. The
+// send-queue budget counts work requests posted and not yet retired; a
+// worker reserves a whole chain before posting it and the completion path
+// returns it.
 
 package rpcrdma
 
 import (
-	"context"
 	"sync"
+
+	"go.uber.org/zap"
+
+	"github.com/gonfsrdma/gonfsrdma/rpcrdma/proto"
 )
+
+// repost runs on the completion goroutine (the one place that posts
+// Receives after Accept) for each Receive consumed: it posts a free slot's
+// Receive in its place, and one for each Receive still owed, while free
+// slots last. A Receive that is not posted stays owed, and every reply
+// grants that many fewer credits (grant): the client is never granted
+// more calls than Receives are posted for it. A post that fails also
+// tears the connection down (the client reconnects and retransmits)
+// rather than let the client's Send meet no Receive; the replies still
+// on their way out until then grant only what is posted.
+func (c *conn) repost() {
+	c.mu.Lock()
+	want := 1 + c.owed
+	c.mu.Unlock()
+	posted := 0
+	var err error
+	for posted < want {
+		c.mu.Lock()
+		n := len(c.free)
+		if n == 0 {
+			c.mu.Unlock()
+			break
+		}
+		f := c.free[n-1]
+		c.free = c.free[:n-1]
+		c.mu.Unlock()
+		if err = c.postRecv(f); err != nil {
+			c.mu.Lock()
+			c.free = append(c.free, f)
+			c.mu.Unlock()
+			break
+		}
+		posted++
+	}
+	c.mu.Lock()
+	c.owed += 1 - posted
+	owed := c.owed
+	noSlot := err == nil && owed > 0
+	warn := noSlot && !c.warned
+	c.warned = c.warned || warn
+	c.mu.Unlock()
+	switch {
+	case err != nil:
+		// Logged once, with the connection's end (failure.go).
+		c.failure.record(err, "receive re-post")
+		c.vc.Disconnect()
+	case warn:
+		// More calls in flight than credits granted: the client's next
+		// Send will find no Receive and the connection will die.
+		c.log.Warn("client exceeds its credit grant; cannot re-post a receive", zap.Uint32("credits", c.credits))
+	}
+}
+
+// grant is the credit value of the next reply: Credits less the Receives
+// owed, at least 1 (proto.Grant; RFC 8166 section 3.3.1).
+func (c *conn) grant() uint32 {
+	c.mu.Lock()
+	owed := c.owed
+	c.mu.Unlock()
+	return proto.Grant(int(c.credits)-owed, int(c.credits))
+}
 
 // sqBudget is a counting semaphore over send-queue slots. Waiters give up
 // when the connection dies.
@@ -71,98 +138,4 @@ func (b *sqBudget) kill() {
 	b.dead = true
 	b.mu.Unlock()
 	b.cond.Broadcast()
-}
-
-// clientCredits tracks the client side: at most limit calls in flight,
-// where limit follows the server's latest grant (at least 1, at most the
-// Receives the client keeps posted).
-type clientCredits struct {
-	mu       sync.Mutex
-	limit    int
-	max      int
-	inFlight int
-	dead     bool
-	// changed is closed (and replaced) whenever a waiter may proceed: a
-	// call finished, the grant grew, or the connection died. Waiting on a
-	// channel lets acquire honour its context. It is replaced only when
-	// someone waits, so the steady state allocates nothing.
-	changed chan struct{}
-	waiters int
-}
-
-func newClientCredits(max int) *clientCredits {
-	return &clientCredits{limit: 1, max: max, changed: make(chan struct{})}
-}
-
-// wakeLocked wakes every waiter; c.mu is held.
-func (c *clientCredits) wakeLocked() {
-	if c.waiters == 0 {
-		return
-	}
-	close(c.changed)
-	c.changed = make(chan struct{})
-}
-
-// update applies a grant from a reply header.
-func (c *clientCredits) update(grant uint32) {
-	g := int(grant)
-	if g < 1 {
-		g = 1 // a grant of 0 is read as 1 (RFC 8166 section 3.3.1)
-	}
-	if g > c.max {
-		g = c.max
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	grew := g > c.limit
-	c.limit = g
-	if grew {
-		c.wakeLocked()
-	}
-}
-
-// acquire waits for a credit. It returns ctx's error when ctx ends first
-// and ErrClosed when the connection dies.
-func (c *clientCredits) acquire(ctx context.Context) error {
-	for {
-		c.mu.Lock()
-		if c.dead {
-			c.mu.Unlock()
-			return ErrClosed
-		}
-		if c.inFlight < c.limit {
-			c.inFlight++
-			c.mu.Unlock()
-			return nil
-		}
-		ch := c.changed
-		c.waiters++
-		c.mu.Unlock()
-		var err error
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			err = ctx.Err()
-		}
-		c.mu.Lock()
-		c.waiters--
-		c.mu.Unlock()
-		if err != nil {
-			return err
-		}
-	}
-}
-
-func (c *clientCredits) release() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.inFlight--
-	c.wakeLocked()
-}
-
-func (c *clientCredits) kill() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.dead = true
-	c.wakeLocked()
 }

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	"github.com/gonfsrdma/gonfsrdma/rpcrdma/proto"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
 	"github.com/gonfsrdma/gonfsrdma/verbs/softfabric"
 )
@@ -59,7 +60,7 @@ func TestAcceptInitiatorDepth(t *testing.T) {
 	go func() { done <- srv.Serve(l) }()
 	for _, tc := range []struct{ peerResp, want uint8 }{{0, 1}, {1, 1}, {4, 4}, {16, 16}, {255, 16}} {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		priv := PrivateData{SendSize: 4096, RecvSize: 4096}.Append(nil)
+		priv := proto.PrivateData{SendSize: 4096, RecvSize: 4096}.Append(nil)
 		c, err := fab.Dial(ctx, addr, verbs.ConnParams{PrivateData: priv, InitiatorDepth: 0, ResponderResources: tc.peerResp})
 		cancel()
 		if err != nil {

@@ -1,23 +1,32 @@
-// Package rpcrdma is RPC-over-RDMA version 1 (RFC 8166) for gonfsrdma: the
-// server transport that the Linux NFS client mounts with proto=rdma, and a
-// client transport (an oncrpc.Caller) for tests and tools, both over the
-// verbs API (real RDMA or the in-process software fabric). It speaks the
-// RFC 8797 connection private data and places NFSv3 data per RFC 8267
-// (WRITE data by Read chunk, READ data by Write chunk).
+// Package rpcrdma is the RPC-over-RDMA version 1 (RFC 8166) server
+// transport of gonfsrdma, the one the Linux NFS client mounts with
+// proto=rdma, over the verbs API (real RDMA or the in-process software
+// fabric). It speaks the RFC 8797 connection private data and places NFSv3
+// data per RFC 8267 (WRITE data by Read chunk, READ data by Write chunk).
+// The protocol it shares with the client transport is package
+// rpcrdma/proto; the client transport (an oncrpc.Caller for tests and
+// tools) is package rpcrdma/client; the work request IDs and completion
+// loop both drive are rpcrdma/internal/wr. Each call is handed to the
+// oncrpc.Dispatcher as an oncrpc.Exchange (the slot), and the server's
+// listeners and connections live in an oncrpc.Lifecycle, as TCP's do.
 //
 // # Roles (one file each, as in the kernel's svcrdma)
 //
-//   - header.go: rdma_msg marshal/unmarshal, RDMA_ERROR, private data.
-//   - chunks.go: validation of a decoded header (positions, counts,
-//     totals) before any chunk is used; failures become ERR_CHUNK.
 //   - transport.go: listen, accept (Receives posted before Accept), the
 //     per-connection completion loop, drain and teardown.
-//   - recv.go: per-call decode, Read-chunk pull and call assembly, dispatch.
-//   - send.go: reply shape (inline, Write chunk, Reply chunk, error) and
-//     the final Send.
-//   - rw.go: RDMA Read/Write work-request chains, the registered buffer pool.
-//   - credits.go: the credit grant and send-queue accounting.
-//   - client.go: Dial, Call, raw round trips.
+//   - slot.go: the per-call slot (the call's oncrpc.Exchange): borrowing
+//     and releasing pool buffers, the registered buffer pool, release of
+//     the slot to the free list.
+//   - recv.go: per-call decode, validation (proto.Validate; failures are
+//     ERR_CHUNK), Read-chunk pull and call assembly, dispatch.
+//   - send.go: reply shape (inline, Write chunk, Reply chunk, error), the
+//     reply header (proto), the final Send, and what a shortage of the
+//     server's own buffers does (drop the connection, never ERR_CHUNK).
+//   - rw.go: RDMA Read/Write work-request chains.
+//   - credits.go: re-posting Receives, the credit grant, send-queue
+//     accounting.
+//   - limits.go, failure.go: connection and pinned-memory caps, the idle
+//     sweeper; how a connection's death is logged.
 //
 // # Concurrency
 //
@@ -37,7 +46,9 @@
 // one Send buffer. Credits Receives are posted before Accept; when a
 // Receive completes the completion loop posts a free slot's Receive
 // before the call is even decoded, so Credits Receives stay posted and
-// every reply (RDMA_ERROR included) grants Credits. A client that ignores
+// every reply (RDMA_ERROR included) grants Credits. A Receive that could
+// not be posted is owed: replies grant Credits less what is owed (at
+// least 1) until it is, and a failed post tears the connection down. A client that ignores
 // its grant exhausts the free slots: the server logs it, and the client's
 // next Send finds no Receive and the connection dies (as on hardware with
 // rnr_retry 0); teardown then frees everything.
@@ -80,15 +91,7 @@
 //   - Every MR of a connection is deregistered by teardown after Conn.Close
 //     has returned every posted buffer, so the fabric's Stats return to
 //     zero after each connection.
-//   - Client: a slot's regions have no remote access of their own; a call
-//     exposes what it advertises through memory windows bound with fresh
-//     rkeys before its Send and invalidated (Send-With-Invalidate from the
-//     server, else a local invalidate whose completion is awaited) before
-//     its reply is decoded and before the slot is reused (client_keys.go).
-//     A call whose context ends first leaves its slot to the completion
-//     loop, which invalidates and frees it when the reply comes. On a
-//     device without usable windows (none, or windows that do not bound
-//     access to their range, as rxe's) the call registers exactly the
-//     advertised bytes instead (verbs.RegisterRange) and deregisters them
-//     at the same points; chosen once per connection (probeWindows).
+//   - A pool buffer the server cannot register is a shortage: the call
+//     is dropped with its connection (logged once, counted in
+//     Stats.Shortages), never answered ERR_CHUNK.
 package rpcrdma

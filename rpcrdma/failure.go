@@ -21,6 +21,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/gonfsrdma/gonfsrdma/rpcrdma/internal/wr"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
 )
 
@@ -40,15 +41,15 @@ type connFailure struct {
 }
 
 // wrKindName names a work request kind for the log.
-func wrKindName(kind int) string {
+func wrKindName(kind wr.Kind) string {
 	switch kind {
-	case wrRecv:
+	case wr.Recv:
 		return "receive"
-	case wrRead, wrReadChain:
+	case wr.Read, wr.ReadChain:
 		return "RDMA Read"
-	case wrSend:
+	case wr.Send:
 		return "send"
-	case wrWrite:
+	case wr.Write:
 		return "RDMA Write"
 	}
 	return "other"
@@ -56,7 +57,7 @@ func wrKindName(kind int) string {
 
 // completedInError records a completion whose status is not success.
 // Called by the completion loop only.
-func (f *connFailure) completedInError(wc *verbs.Completion, kind int) {
+func (f *connFailure) completedInError(wc *verbs.Completion, kind wr.Kind) {
 	if wc.Status == verbs.WCWRFlushErr {
 		f.flushed.Add(1)
 		return

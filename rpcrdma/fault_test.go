@@ -9,20 +9,22 @@ import (
 	"time"
 
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	rdmaclient "github.com/gonfsrdma/gonfsrdma/rpcrdma/client"
+	"github.com/gonfsrdma/gonfsrdma/rpcrdma/proto"
 	"github.com/gonfsrdma/gonfsrdma/verbs/softfabric"
 	"github.com/gonfsrdma/gonfsrdma/xdr"
 )
 
 // rawError sends hdr+msg and expects an RDMA_ERROR with code and a credit
 // grant of at least 1.
-func rawError(t *testing.T, c *Client, hdr, msg []byte, code ErrCode) *Header {
+func rawError(t *testing.T, c *rdmaclient.Client, hdr, msg []byte, code proto.ErrCode) *proto.Header {
 	t.Helper()
 	rh, _, err := c.RoundTripRaw(ctxT(t), hdr, msg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := decodeHdr(t, rh)
-	if h.Proc != ProcError || h.Err != code || h.Credits < 1 || h.Credits > DefaultCredits {
+	if h.Proc != proto.ProcError || h.Err != code || h.Credits < 1 || h.Credits > proto.DefaultCredits {
 		t.Fatalf("reply %+v, want RDMA_ERROR %v", h, code)
 	}
 	return h
@@ -30,50 +32,50 @@ func rawError(t *testing.T, c *Client, hdr, msg []byte, code ErrCode) *Header {
 
 func TestProtocolErrors(t *testing.T) {
 	e := newEnv(t, Config{})
-	c := e.dial(ClientConfig{})
+	c := e.dial(rdmaclient.Config{})
 	null := func(xid uint32) []byte { return callMsg(xid, procNull, nil) }
 
 	xid := c.NextXID()
-	h := rawError(t, c, w(xid, 2, 8, 0, 0, 0, 0), null(xid), ErrVers)
+	h := rawError(t, c, w(xid, 2, 8, 0, 0, 0, 0), null(xid), proto.ErrVers)
 	if h.XID != xid || h.VersLow != 1 || h.VersHigh != 1 {
 		t.Fatalf("ERR_VERS %+v", h)
 	}
 	xid = c.NextXID()
-	rawError(t, c, w(xid, 1, 8, uint32(ProcMsgP), 0, 0, 0, 0, 0), null(xid), ErrChunk)
+	rawError(t, c, w(xid, 1, 8, uint32(proto.ProcMsgP), 0, 0, 0, 0, 0), null(xid), proto.ErrChunk)
 	xid = c.NextXID()
-	rawError(t, c, w(xid, 1, 8, 7, 0, 0, 0), null(xid), ErrChunk) // unknown proc
+	rawError(t, c, w(xid, 1, 8, 7, 0, 0, 0), null(xid), proto.ErrChunk) // unknown proc
 	xid = c.NextXID()
-	rawError(t, c, w(xid, 1, 8), nil, ErrChunk) // truncated fixed part
+	rawError(t, c, w(xid, 1, 8), nil, proto.ErrChunk) // truncated fixed part
 	xid = c.NextXID()
-	rawError(t, c, w(xid, 1, 8, 0, 1, 0), nil, ErrChunk) // truncated read list
+	rawError(t, c, w(xid, 1, 8, 0, 1, 0), nil, proto.ErrChunk) // truncated read list
 	xid = c.NextXID()
-	rawError(t, c, w(xid, 1, 8, 0, 5, 0, 0), null(xid), ErrChunk) // bad discriminator
+	rawError(t, c, w(xid, 1, 8, 0, 5, 0, 0), null(xid), proto.ErrChunk) // bad discriminator
 
-	seg := Segment{Handle: 1, Length: 8, Offset: 0}
-	bad := []*Header{
-		{Proc: ProcMsg, ReadList: []ReadSegment{{Position: 6, Segment: seg}}},                              // unaligned
-		{Proc: ProcMsg, ReadList: []ReadSegment{{Position: 0, Segment: seg}}},                              // position zero in MSG
-		{Proc: ProcMsg, ReadList: []ReadSegment{{Position: 4000, Segment: seg}}},                           // beyond inline
-		{Proc: ProcMsg, ReadList: []ReadSegment{{Position: 8, Segment: seg}, {Position: 4, Segment: seg}}}, // out of order
-		{Proc: ProcNoMsg}, // NOMSG without chunk
-		{Proc: ProcMsg, WriteList: []Chunk{{{Handle: 1, Length: 2 << 20}}}},                                   // write chunk over MaxPayload
-		{Proc: ProcMsg, WriteList: []Chunk{{}}},                                                               // empty write chunk
-		{Proc: ProcMsg, ReadList: []ReadSegment{{Position: 8, Segment: Segment{Handle: 1, Length: 4 << 20}}}}, // over MaxRecord
+	seg := proto.Segment{Handle: 1, Length: 8, Offset: 0}
+	bad := []*proto.Header{
+		{Proc: proto.ProcMsg, ReadList: []proto.ReadSegment{{Position: 6, Segment: seg}}},                              // unaligned
+		{Proc: proto.ProcMsg, ReadList: []proto.ReadSegment{{Position: 0, Segment: seg}}},                              // position zero in MSG
+		{Proc: proto.ProcMsg, ReadList: []proto.ReadSegment{{Position: 4000, Segment: seg}}},                           // beyond inline
+		{Proc: proto.ProcMsg, ReadList: []proto.ReadSegment{{Position: 8, Segment: seg}, {Position: 4, Segment: seg}}}, // out of order
+		{Proc: proto.ProcNoMsg}, // NOMSG without chunk
+		{Proc: proto.ProcMsg, WriteList: []proto.Chunk{{{Handle: 1, Length: 2 << 20}}}},                                         // write chunk over MaxPayload
+		{Proc: proto.ProcMsg, WriteList: []proto.Chunk{{}}},                                                                     // empty write chunk
+		{Proc: proto.ProcMsg, ReadList: []proto.ReadSegment{{Position: 8, Segment: proto.Segment{Handle: 1, Length: 4 << 20}}}}, // over MaxRecord
 	}
 	for i, bh := range bad {
 		xid = c.NextXID()
 		bh.XID, bh.Credits = xid, 8
 		var msg []byte
-		if bh.Proc == ProcMsg {
+		if bh.Proc == proto.ProcMsg {
 			msg = null(xid)
 		}
 		t.Logf("case %d", i)
-		rawError(t, c, bh.Append(nil), msg, ErrChunk)
+		rawError(t, c, bh.Append(nil), msg, proto.ErrChunk)
 	}
 	// RDMA_DONE is dropped: no reply.
 	xid = c.NextXID()
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	_, _, err := c.RoundTripRaw(ctx, w(xid, 1, 8, uint32(ProcDone)), nil)
+	_, _, err := c.RoundTripRaw(ctx, w(xid, 1, 8, uint32(proto.ProcDone)), nil)
 	cancel()
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("DONE answered: %v", err)
@@ -88,7 +90,7 @@ func TestProtocolErrors(t *testing.T) {
 // gets replies of at most 1024 bytes, ERR_CHUNK beyond.
 func TestSendNeverAboveClientInline(t *testing.T) {
 	e := newEnv(t, Config{InlineSend: 8192, InlineRecv: 8192})
-	c := e.dial(ClientConfig{InlineRecv: 1024, InlineSend: 1024})
+	c := e.dial(rdmaclient.Config{InlineRecv: 1024, InlineSend: 1024})
 	ctx := ctxT(t)
 	for n := 900; n < 1100; n += 4 {
 		res, err := c.Call(ctx, &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procBig, Args: xdr.AppendUint32(nil, uint32(n))})
@@ -98,8 +100,8 @@ func TestSendNeverAboveClientInline(t *testing.T) {
 			}
 			continue
 		}
-		var re *RDMAError
-		if !errors.As(err, &re) || re.Code != ErrChunk {
+		var re *rdmaclient.RDMAError
+		if !errors.As(err, &re) || re.Code != proto.ErrChunk {
 			t.Fatalf("%d: got %v, want ERR_CHUNK", n, err)
 		}
 	}
@@ -115,11 +117,8 @@ func TestSendNeverAboveClientInline(t *testing.T) {
 // connection down and leak nothing.
 func TestCreditOverrun(t *testing.T) {
 	e := newEnv(t, Config{Credits: 4})
-	c := e.dial(ClientConfig{Credits: 16})
-	// Ignore the server's grant.
-	c.credits.mu.Lock()
-	c.credits.limit = 16
-	c.credits.mu.Unlock()
+	// A client that ignores the server's grant.
+	c := e.dial(rdmaclient.Config{Credits: 16, IgnoreGrant: true})
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
 	for i := 0; i < 16; i++ {
@@ -138,13 +137,13 @@ func TestCreditOverrun(t *testing.T) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		if err != nil && !errors.Is(err, ErrClosed) {
+		if err != nil && !errors.Is(err, rdmaclient.ErrClosed) {
 			t.Errorf("call error %v", err)
 		}
 	}
 	waitFor(t, "server connection gone", func() bool { return e.srv.Stats().Conns == 0 }, func() string { return "" })
 	// The server still accepts new connections.
-	c2 := e.dial(ClientConfig{})
+	c2 := e.dial(rdmaclient.Config{})
 	if _, err := c2.Call(ctxT(t), &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procNull}); err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +157,7 @@ func TestCreditOverrun(t *testing.T) {
 // 2, in the handler at a time, never more; then the data calls run.
 func TestGrantRespected(t *testing.T) {
 	e := newEnv(t, Config{Credits: 2})
-	c := e.dial(ClientConfig{Credits: 32})
+	c := e.dial(rdmaclient.Config{Credits: 32})
 	// The client may have one call outstanding until a reply carries the
 	// grant (RFC 8166 3.3.1).
 	if _, err := c.Call(ctxT(t), &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procNull}); err != nil {
@@ -223,7 +222,7 @@ func TestDisconnectMidTransfer(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, Config{})
-			c := e.dial(ClientConfig{})
+			c := e.dial(rdmaclient.Config{})
 			if _, err := c.Call(ctxT(t), &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procNull}); err != nil {
 				t.Fatal(err)
 			}
@@ -253,7 +252,7 @@ func TestDisconnectMidTransfer(t *testing.T) {
 
 func TestSendWithInvalidate(t *testing.T) {
 	e := newEnv(t, Config{SendWithInvalidate: true})
-	c := e.dial(ClientConfig{RemoteInvalidate: true})
+	c := e.dial(rdmaclient.Config{RemoteInvalidate: true})
 	ctx := ctxT(t)
 	for i := 0; i < 3; i++ {
 		if _, err := c.Call(ctx, &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procRead, Args: readArgs(50000, 1), ReplyPayloadMax: 50000}); err != nil {
@@ -274,7 +273,7 @@ func TestSendWithInvalidate(t *testing.T) {
 		t.Fatalf("inline reply invalidated something (%d)", got)
 	}
 	// Without the client's consent the server never invalidates.
-	c2 := e.dial(ClientConfig{})
+	c2 := e.dial(rdmaclient.Config{})
 	if _, err := c2.Call(ctx, &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procRead, Args: readArgs(50000, 1), ReplyPayloadMax: 50000}); err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +284,7 @@ func TestSendWithInvalidate(t *testing.T) {
 
 func TestPrivateDataNegotiation(t *testing.T) {
 	e := newEnv(t, Config{InlineRecv: 2048, InlineSend: 16384})
-	c := e.dial(ClientConfig{InlineSend: 8192, InlineRecv: 4096})
+	c := e.dial(rdmaclient.Config{InlineSend: 8192, InlineRecv: 4096})
 	if c.SendMax() != 2048 {
 		t.Fatalf("client send size %d, want the server's 2048", c.SendMax())
 	}
@@ -295,7 +294,7 @@ func TestPrivateDataNegotiation(t *testing.T) {
 		t.Fatalf("%d %v", len(res), err)
 	}
 	_, err = c.Call(ctxT(t), &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procBig, Args: xdr.AppendUint32(nil, 5000)})
-	var re *RDMAError
+	var re *rdmaclient.RDMAError
 	if !errors.As(err, &re) {
 		t.Fatalf("5000-byte reply to a 4096-byte receiver: %v", err)
 	}

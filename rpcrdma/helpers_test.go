@@ -14,6 +14,8 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	rdmaclient "github.com/gonfsrdma/gonfsrdma/rpcrdma/client"
+	"github.com/gonfsrdma/gonfsrdma/rpcrdma/proto"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
 	"github.com/gonfsrdma/gonfsrdma/verbs/softfabric"
 	"github.com/gonfsrdma/gonfsrdma/xdr"
@@ -244,11 +246,11 @@ func waitFor(t testing.TB, what string, cond func() bool, detail func() string) 
 	}
 }
 
-func (e *env) dial(cfg ClientConfig) *Client {
+func (e *env) dial(cfg rdmaclient.Config) *rdmaclient.Client {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	c, err := Dial(ctx, e.prov, e.addr, cfg)
+	c, err := rdmaclient.Dial(ctx, e.prov, e.addr, cfg)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -272,10 +274,10 @@ func callMsg(xid, proc uint32, args []byte) []byte {
 	return append(oncrpc.AppendCallHeader(nil, &h), args...)
 }
 
-func decodeHdr(t testing.TB, b []byte) *Header {
+func decodeHdr(t testing.TB, b []byte) *proto.Header {
 	t.Helper()
-	var h Header
-	if err := h.Decode(xdr.NewReader(b), DefaultLimits); err != nil {
+	var h proto.Header
+	if err := h.Decode(xdr.NewReader(b), proto.DefaultLimits); err != nil {
 		t.Fatalf("reply header % x: %v", b, err)
 	}
 	return &h
@@ -288,4 +290,13 @@ func containsAll(s string, subs ...string) bool {
 		}
 	}
 	return true
+}
+
+// w encodes XDR words.
+func w(words ...uint32) []byte {
+	var b []byte
+	for _, x := range words {
+		b = xdr.AppendUint32(b, x)
+	}
+	return b
 }

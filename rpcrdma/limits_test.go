@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	rdmaclient "github.com/gonfsrdma/gonfsrdma/rpcrdma/client"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
 	"github.com/gonfsrdma/gonfsrdma/verbs/softfabric"
 )
@@ -56,10 +57,10 @@ func newLimitsEnv(t *testing.T, cfg Config) *limitsEnv {
 	return e
 }
 
-func (e *limitsEnv) dial(t *testing.T) (*Client, error) {
+func (e *limitsEnv) dial(t *testing.T) (*rdmaclient.Client, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	c, err := Dial(ctx, e.fab, e.addr, ClientConfig{})
+	c, err := rdmaclient.Dial(ctx, e.fab, e.addr, rdmaclient.Config{})
 	if err == nil {
 		t.Cleanup(func() { c.Close() })
 	}
@@ -80,7 +81,7 @@ func (e *limitsEnv) logged(t *testing.T, msg string) {
 	t.Fatalf("no log line %q; have %v", msg, e.logs.All())
 }
 
-func nullOK(t *testing.T, c *Client) {
+func nullOK(t *testing.T, c *rdmaclient.Client) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -145,7 +146,7 @@ func TestRDMAPinnedCap(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 32)
-	for _, c := range []*Client{c1, c2} {
+	for _, c := range []*rdmaclient.Client{c1, c2} {
 		for i := 0; i < 16; i++ {
 			wg.Add(1)
 			go func() {

@@ -18,6 +18,7 @@ import (
 	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	"github.com/gonfsrdma/gonfsrdma/rpcrdma"
+	rdmaclient "github.com/gonfsrdma/gonfsrdma/rpcrdma/client"
 	"github.com/gonfsrdma/gonfsrdma/verbs/softfabric"
 	"github.com/gonfsrdma/gonfsrdma/vfs"
 	"github.com/gonfsrdma/gonfsrdma/vfs/billyfs"
@@ -37,7 +38,7 @@ type openFiler interface {
 
 // fabricRig is a running NFS-over-RDMA server on a software fabric.
 type fabricRig struct {
-	c    *rpcrdma.Client
+	c    *rdmaclient.Client
 	root []byte
 	rs   *rpcrdma.Server
 	fab  *softfabric.Fabric
@@ -68,7 +69,7 @@ func (f *countingFS) WriteAt(c vfs.Cred, h vfs.Handle, p []byte, off int64, sync
 // fresh software fabric and returns a connected client transport. The
 // export is a leak-tracked memory filesystem, or with osBackend a
 // temporary directory on the OS backend (the deployment default).
-func nfsOverFabric(t testing.TB, log *zap.Logger, osBackend bool) (*rpcrdma.Client, []byte, *rpcrdma.Server) {
+func nfsOverFabric(t testing.TB, log *zap.Logger, osBackend bool) (*rdmaclient.Client, []byte, *rpcrdma.Server) {
 	r := startFabricRig(t, log, osBackend, false)
 	return r.c, r.root, r.rs
 }
@@ -109,7 +110,7 @@ func startFabricRig(t testing.TB, log *zap.Logger, osBackend, count bool) *fabri
 	go func() { done <- rs.Serve(l) }()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	c, err := rpcrdma.Dial(ctx, fab, addr, rpcrdma.ClientConfig{Cred: oncrpc.NewAuthSys("nfstest", 0, 0)})
+	c, err := rdmaclient.Dial(ctx, fab, addr, rdmaclient.Config{Cred: oncrpc.NewAuthSys("nfstest", 0, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,6 +36,9 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	rdmaclient "github.com/gonfsrdma/gonfsrdma/rpcrdma/client"
+	"github.com/gonfsrdma/gonfsrdma/rpcrdma/internal/wr"
+	"github.com/gonfsrdma/gonfsrdma/rpcrdma/proto"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
 	"github.com/gonfsrdma/gonfsrdma/verbs/softfabric"
 	"github.com/gonfsrdma/gonfsrdma/xdr"
@@ -426,12 +429,12 @@ func newFaultEnv(t *testing.T, l *ledger) *faultEnv {
 
 // dial connects from the client host 10.0.0.2, each time from another
 // source port (as a reconnecting client does).
-func (e *faultEnv) dial() *Client {
+func (e *faultEnv) dial() *rdmaclient.Client {
 	e.t.Helper()
 	e.port++
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	c, err := Dial(ctx, e.prov, e.addr, ClientConfig{LocalAddr: fmt.Sprintf("10.0.0.2:%d", e.port)})
+	c, err := rdmaclient.Dial(ctx, e.prov, e.addr, rdmaclient.Config{LocalAddr: fmt.Sprintf("10.0.0.2:%d", e.port)})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -444,7 +447,7 @@ func (e *faultEnv) dial() *Client {
 
 // failedCall runs cc, which must fail (within 5 s) because the
 // connection died.
-func failedCall(t *testing.T, c *Client, cc *oncrpc.ClientCall, xid uint32) {
+func failedCall(t *testing.T, c *rdmaclient.Client, cc *oncrpc.ClientCall, xid uint32) {
 	t.Helper()
 	errc := make(chan error, 1)
 	go func() {
@@ -455,7 +458,7 @@ func failedCall(t *testing.T, c *Client, cc *oncrpc.ClientCall, xid uint32) {
 	}()
 	select {
 	case err := <-errc:
-		if !errors.Is(err, ErrClosed) {
+		if !errors.Is(err, rdmaclient.ErrClosed) {
 			t.Fatalf("call across the fault: %v, want ErrClosed", err)
 		}
 	case <-time.After(5 * time.Second):
@@ -466,7 +469,7 @@ func failedCall(t *testing.T, c *Client, cc *oncrpc.ClientCall, xid uint32) {
 // closeAndCheckMemory closes the client and waits until the fabric holds
 // no registered memory and no queue pair: the server tore the
 // connection down and deregistered everything.
-func (e *faultEnv) closeAndCheckMemory(c *Client) {
+func (e *faultEnv) closeAndCheckMemory(c *rdmaclient.Client) {
 	e.t.Helper()
 	c.Close()
 	fab := e.prov.Fabric
@@ -590,8 +593,8 @@ func TestRecoveryLostCompletion(t *testing.T) {
 		c := e.dial()
 		sc := e.prov.nth(t, 1)
 		sc.loseCompletions(func(wc *verbs.Completion) bool {
-			kind, _ := splitWRID(wc.WRID)
-			return kind == wrRead
+			kind, _ := wr.Split(wc.WRID)
+			return kind == wr.Read
 		})
 		xid := c.NextXID()
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
@@ -614,8 +617,8 @@ func TestRecoveryLostCompletion(t *testing.T) {
 		c := e.dial()
 		sc := e.prov.nth(t, 1)
 		sc.loseCompletions(func(wc *verbs.Completion) bool {
-			kind, _ := splitWRID(wc.WRID)
-			return kind == wrSend
+			kind, _ := wr.Split(wc.WRID)
+			return kind == wr.Send
 		})
 		for i := 0; i < 3; i++ {
 			cc := fetchCall(100<<10, uint32(i))
@@ -686,7 +689,7 @@ func TestRecoveryDisconnectCallsInFlight(t *testing.T) {
 			for range calls {
 				select {
 				case err := <-errs:
-					if err != nil && !errors.Is(err, ErrClosed) {
+					if err != nil && !errors.Is(err, rdmaclient.ErrClosed) {
 						t.Fatalf("call across the disconnect: %v", err)
 					}
 				case <-time.After(5 * time.Second):
@@ -758,7 +761,7 @@ func TestRecoveryRNR(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var mr *verbs.MR
-	priv := PrivateData{SendSize: 4096, RecvSize: 4096}.Append(nil)
+	priv := proto.PrivateData{SendSize: 4096, RecvSize: 4096}.Append(nil)
 	vc, err := e.prov.Dial(ctx, e.addr, verbs.ConnParams{PrivateData: priv, ResponderResources: 16, Prepare: func(c verbs.Conn) error {
 		var err error
 		if mr, err = c.Register(3*4096, verbs.AccessLocalWrite); err != nil {
@@ -772,7 +775,7 @@ func TestRecoveryRNR(t *testing.T) {
 	for i, off := range []int{4096, 8192} {
 		xid := uint32(0x5000 + i)
 		h := oncrpc.CallHeader{XID: xid, Prog: ledgerProg, Vers: ledgerVers, Proc: ledgerNull}
-		msg := append(w(xid, 1, 8, uint32(ProcMsg), 0, 0, 0), oncrpc.AppendCallHeader(nil, &h)...)
+		msg := append(w(xid, 1, 8, uint32(proto.ProcMsg), 0, 0, 0), oncrpc.AppendCallHeader(nil, &h)...)
 		n := copy(mr.Bytes()[off:], msg)
 		if err := vc.PostSend([]verbs.SendWR{{ID: uint64(10 + i), Opcode: verbs.OpSend, SGL: []verbs.SGE{mr.SGE(off, n)}, Signaled: true}}); err != nil {
 			t.Fatal(err)

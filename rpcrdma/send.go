@@ -14,38 +14,15 @@
 package rpcrdma
 
 import (
+	"errors"
+	"fmt"
+
 	"go.uber.org/zap"
 
+	"github.com/gonfsrdma/gonfsrdma/rpcrdma/internal/wr"
+	"github.com/gonfsrdma/gonfsrdma/rpcrdma/proto"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
-	"github.com/gonfsrdma/gonfsrdma/xdr"
 )
-
-// echoHeaderLen is the size of an RDMA_MSG reply header that echoes the
-// call's Write list and carries no Reply chunk.
-func echoHeaderLen(h *Header) int {
-	n := fixedHeaderSize + 4 + 4 + 4 // empty read list, write list end, no reply chunk
-	for _, c := range h.WriteList {
-		n += 8 + segmentSize*len(c)
-	}
-	return n
-}
-
-// appendEcho appends the Write list with segment lengths cut to what was
-// written into chunk 0 (used) and zero for every other segment.
-func appendEcho(b []byte, h *Header, used []uint32) []byte {
-	for i, c := range h.WriteList {
-		b = xdr.AppendUint32(b, 1)
-		b = xdr.AppendUint32(b, uint32(len(c)))
-		for j, seg := range c {
-			seg.Length = 0
-			if i == 0 && j < len(used) {
-				seg.Length = used[j]
-			}
-			b = AppendSegment(b, seg)
-		}
-	}
-	return xdr.AppendUint32(b, 0)
-}
 
 // sendReply sends the reply the dispatcher left in s.reply.
 func (c *conn) sendReply(s *slot) {
@@ -61,74 +38,59 @@ func (c *conn) sendReply(s *slot) {
 		n := len(r.Payload)
 		if n > h.WriteList[0].Len() {
 			c.log.Info("reply payload larger than the Write chunk", zap.Uint32("xid", h.XID), zap.Int("payload", n), zap.Int("chunk", h.WriteList[0].Len()))
-			c.sendError(s, h.XID, ErrChunk)
+			c.sendError(s, h.XID, proto.ErrChunk)
 			return
 		}
 		inline := len(r.Head) + len(r.Tail)
-		if echoHeaderLen(h)+inline > c.sendMax {
+		if proto.ReplyMsgLen(h.WriteList)+inline > c.sendMax {
 			c.log.Info("reply around the Write chunk does not fit inline", zap.Uint32("xid", h.XID), zap.Int("len", inline))
-			c.sendError(s, h.XID, ErrChunk)
+			c.sendError(s, h.XID, proto.ErrChunk)
 			return
 		}
-		m, off, ok := c.registered(s, r.Payload)
-		if !ok {
-			c.sendError(s, h.XID, ErrChunk)
+		m, off, err := c.registered(s, r.Payload)
+		if err != nil {
+			c.shortage(s, "staging the READ payload", err)
 			return
 		}
-		s.wrs, s.sges, s.used = appendWrites(s.wrs, s.sges, s.used, m, off, n, h.WriteList[0], sendWRID(wrWrite, s.idx))
-		b = AppendFixed(b, h.XID, c.credits, ProcMsg)
-		b = xdr.AppendUint32(b, 0)
-		b = appendEcho(b, h, s.used)
-		b = xdr.AppendUint32(b, 0)
+		s.wrs, s.sges, s.used = appendWrites(s.wrs, s.sges, s.used, m, off, n, h.WriteList[0], wr.ID(wr.Write, s.idx))
+		b = proto.AppendReplyMsg(b, h.XID, c.grant(), h.WriteList, s.used)
 		b = append(b, r.Head...)
 		b = append(b, r.Tail...)
 		copied = inline
-	case echoHeaderLen(h)+r.Len() <= c.sendMax:
+	case proto.ReplyMsgLen(h.WriteList)+r.Len() <= c.sendMax:
 		// Inline: pull everything up into the Send buffer.
-		b = AppendFixed(b, h.XID, c.credits, ProcMsg)
-		b = xdr.AppendUint32(b, 0)
-		b = appendEcho(b, h, nil)
-		b = xdr.AppendUint32(b, 0)
+		b = proto.AppendReplyMsg(b, h.XID, c.grant(), h.WriteList, nil)
 		b = r.AppendFlat(b)
 		copied = r.Len()
 	case h.HasReply && h.ReplyChunk.Len() >= r.Len():
 		// The whole reply goes into the Reply chunk; RDMA_NOMSG with an
 		// empty Write list says where.
 		m, err := s.borrow()
-		if err != nil { // the connection died
-			c.failure.dropped.Add(1)
-			c.release(s)
+		if err != nil {
+			c.shortage(s, "staging the reply for the Reply chunk", err)
 			return
 		}
 		flat := r.AppendFlat(m.Bytes()[:0])
 		copied = len(flat)
-		s.wrs, s.sges, s.used = appendWrites(s.wrs, s.sges, s.used, m, 0, len(flat), h.ReplyChunk, sendWRID(wrWrite, s.idx))
-		b = AppendFixed(b, h.XID, c.credits, ProcNoMsg)
-		b = xdr.AppendUint32(b, 0)
-		b = xdr.AppendUint32(b, 0)
-		b = xdr.AppendUint32(b, 1)
-		b = xdr.AppendUint32(b, uint32(len(h.ReplyChunk)))
-		for j, seg := range h.ReplyChunk {
-			seg.Length = s.used[j]
-			b = AppendSegment(b, seg)
-		}
+		s.wrs, s.sges, s.used = appendWrites(s.wrs, s.sges, s.used, m, 0, len(flat), h.ReplyChunk, wr.ID(wr.Write, s.idx))
+		b = proto.AppendReplyNoMsg(b, h.XID, c.grant(), h.ReplyChunk, s.used)
 	default:
 		c.log.Info("reply too large for inline and offered chunks", zap.Uint32("xid", h.XID), zap.Int("len", r.Len()),
 			zap.Bool("reply_chunk", h.HasReply), zap.Int("reply_chunk_len", h.ReplyChunk.Len()))
-		c.sendError(s, h.XID, ErrChunk)
+		c.sendError(s, h.XID, proto.ErrChunk)
 		return
 	}
 	if len(b) > c.sendMax || len(b) > 0 && &b[0] != &s.send[0] {
 		// Cannot happen: every branch checked the size first.
 		c.log.Error("reply overflowed the send buffer", zap.Uint32("xid", h.XID), zap.Int("len", len(b)))
-		c.sendError(s, h.XID, ErrChunk)
+		c.sendError(s, h.XID, proto.ErrChunk)
 		return
 	}
 	c.srv.copied.Add(int64(copied))
 	op := verbs.OpSend
 	var inv uint32
 	if c.remoteInv {
-		if k, ok := singleRKey(h); ok {
+		if k, ok := proto.SingleRKey(h); ok {
 			op, inv = verbs.OpSendWithInv, k
 		}
 	}
@@ -136,29 +98,53 @@ func (c *conn) sendReply(s *slot) {
 }
 
 // registered finds payload inside one of the slot's registered buffers,
-// or stages it into one (a copy, counted).
-func (c *conn) registered(s *slot, p []byte) (*verbs.MR, int, bool) {
+// or stages it into one (a copy, counted). It fails only for want of a
+// buffer (the payload fits a pool buffer: it fits the Write chunk, which
+// Validate bounds by MaxPayload).
+func (c *conn) registered(s *slot, p []byte) (*verbs.MR, int, error) {
 	for i := 0; i < s.nbig; i++ {
 		if off, ok := offsetIn(s.bigs[i], p); ok {
-			return s.bigs[i], off, true
+			return s.bigs[i], off, nil
 		}
 	}
 	if len(p) > c.srv.bigSize {
-		return nil, 0, false
+		return nil, 0, fmt.Errorf("rpcrdma: payload of %d bytes exceeds the pool buffers' %d", len(p), c.srv.bigSize)
 	}
 	m, err := s.borrow()
 	if err != nil {
-		return nil, 0, false
+		return nil, 0, err
 	}
 	copy(m.Bytes(), p)
 	c.srv.copied.Add(int64(len(p)))
-	return m, 0, true
+	return m, 0, nil
+}
+
+// shortage handles a call the server cannot carry on with for want of its
+// own resources (a registered buffer it cannot get). That is no fault of
+// the client's chunk lists, so it is not ERR_CHUNK (rpcrdma_errcode, RFC
+// 8166 section 4.2.4), which reports a problem with the call's chunks that
+// resending the same call cannot fix (the Linux client fails the RPC
+// without retransmitting). As knfsd's svc_rdma_sendto does for send errors
+// other than a reply too large for its chunks, the server logs and drops
+// the connection: the client reconnects and retransmits the calls it has
+// in flight, and the duplicate request cache answers those that already
+// ran. The one WARN the connection's end logs names the shortage. When
+// the connection is already gone there is nothing to say.
+func (c *conn) shortage(s *slot, what string, err error) {
+	if !errors.Is(err, errDead) && !c.isDead() {
+		// Logged once, with the connection's end (failure.go).
+		c.failure.record(fmt.Errorf("no buffer for call xid %#x: %w", s.hdr.XID, err), "buffer for "+what)
+		c.srv.shortages.Add(1)
+		c.vc.Disconnect()
+	}
+	c.failure.dropped.Add(1)
+	c.release(s)
 }
 
 // sendError answers with RDMA_ERROR (and the usual credit grant).
-func (c *conn) sendError(s *slot, xid uint32, code ErrCode) {
+func (c *conn) sendError(s *slot, xid uint32, code proto.ErrCode) {
 	s.wrs, s.sges = s.wrs[:0], s.sges[:0]
-	b := AppendError(s.send[:0], xid, c.credits, code)
+	b := proto.AppendError(s.send[:0], xid, c.grant(), code)
 	c.postReply(s, len(b), verbs.OpSend, 0)
 }
 
@@ -168,7 +154,7 @@ func (c *conn) sendError(s *slot, xid uint32, code ErrCode) {
 func (c *conn) postReply(s *slot, n int, op verbs.WROpcode, inv uint32) {
 	s.sges = append(s.sges, c.sendMR.SGE(s.sendOff, n))
 	s.wrs = append(s.wrs, verbs.SendWR{
-		ID: sendWRID(wrSend, s.idx), Opcode: op, SGL: s.sges[len(s.sges)-1:],
+		ID: wr.ID(wr.Send, s.idx), Opcode: op, SGL: s.sges[len(s.sges)-1:],
 		Signaled: true, InvalidateRKey: inv,
 	})
 	// A call run on the completion goroutine reserved its one Send

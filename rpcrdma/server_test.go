@@ -9,12 +9,14 @@ import (
 	"testing"
 
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	rdmaclient "github.com/gonfsrdma/gonfsrdma/rpcrdma/client"
+	"github.com/gonfsrdma/gonfsrdma/rpcrdma/proto"
 	"github.com/gonfsrdma/gonfsrdma/xdr"
 )
 
 func TestEchoInline(t *testing.T) {
 	e := newEnv(t, Config{})
-	c := e.dial(ClientConfig{})
+	c := e.dial(rdmaclient.Config{})
 	ctx := ctxT(t)
 	if _, err := c.Call(ctx, &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procNull}); err != nil {
 		t.Fatal(err)
@@ -42,7 +44,7 @@ func TestEchoInline(t *testing.T) {
 
 func TestReadViaWriteList(t *testing.T) {
 	e := newEnv(t, Config{})
-	c := e.dial(ClientConfig{})
+	c := e.dial(rdmaclient.Config{})
 	ctx := ctxT(t)
 	for _, n := range []int{5000, 65536, 1 << 20, 1<<20 - 3, 1} {
 		res, err := c.Call(ctx, &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procRead, Args: readArgs(uint32(n), 7), ReplyPayloadMax: max(n, 8192)})
@@ -73,7 +75,7 @@ func TestReadViaWriteList(t *testing.T) {
 // part ending with the length word, data in the client's memory.
 func TestReadWireForm(t *testing.T) {
 	e := newEnv(t, Config{})
-	c := e.dial(ClientConfig{})
+	c := e.dial(rdmaclient.Config{})
 	ctx := ctxT(t)
 	buf, err := c.RegisterBuffer(3 * 4096)
 	if err != nil {
@@ -82,14 +84,14 @@ func TestReadWireForm(t *testing.T) {
 	defer buf.Close()
 	const n = 5000 // spans two of three segments
 	xid := c.NextXID()
-	segs := Chunk{buf.Segment(0, 4096), buf.Segment(4096, 4096), buf.Segment(8192, 4096)}
-	hdr := (&Header{XID: xid, Credits: 8, Proc: ProcMsg, WriteList: []Chunk{segs}}).Append(nil)
+	segs := proto.Chunk{buf.Segment(0, 4096), buf.Segment(4096, 4096), buf.Segment(8192, 4096)}
+	hdr := (&proto.Header{XID: xid, Credits: 8, Proc: proto.ProcMsg, WriteList: []proto.Chunk{segs}}).Append(nil)
 	rh, rm, err := c.RoundTripRaw(ctx, hdr, callMsg(xid, procRead, readArgs(n, 9)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := decodeHdr(t, rh)
-	if h.Proc != ProcMsg || h.Credits != DefaultCredits || len(h.ReadList) != 0 || h.HasReply || len(h.WriteList) != 1 {
+	if h.Proc != proto.ProcMsg || h.Credits != proto.DefaultCredits || len(h.ReadList) != 0 || h.HasReply || len(h.WriteList) != 1 {
 		t.Fatalf("reply header %+v", h)
 	}
 	got := h.WriteList[0]
@@ -113,24 +115,24 @@ func TestReadWireForm(t *testing.T) {
 	}
 	// An error reply (no payload) echoes zero lengths.
 	xid = c.NextXID()
-	hdr = (&Header{XID: xid, Credits: 8, Proc: ProcMsg, WriteList: []Chunk{segs}}).Append(nil)
+	hdr = (&proto.Header{XID: xid, Credits: 8, Proc: proto.ProcMsg, WriteList: []proto.Chunk{segs}}).Append(nil)
 	rh, _, err = c.RoundTripRaw(ctx, hdr, callMsg(xid, procReadErr, readArgs(n, 9)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	h = decodeHdr(t, rh)
-	if h.Proc != ProcMsg || len(h.WriteList) != 1 || h.WriteList[0].Len() != 0 || len(h.WriteList[0]) != 3 {
+	if h.Proc != proto.ProcMsg || len(h.WriteList) != 1 || h.WriteList[0].Len() != 0 || len(h.WriteList[0]) != 3 {
 		t.Fatalf("error reply header %+v", h)
 	}
 }
 
 func TestWriteChunkSmallerThanRead(t *testing.T) {
 	e := newEnv(t, Config{})
-	c := e.dial(ClientConfig{})
+	c := e.dial(rdmaclient.Config{})
 	_, err := c.CallWith(ctxT(t), &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procRead, Args: readArgs(10000, 1), ReplyPayloadMax: 10000},
-		&CallOpts{WriteChunk: []int{4096, 4096}}, nil)
-	var re *RDMAError
-	if !errors.As(err, &re) || re.Code != ErrChunk {
+		&rdmaclient.CallOpts{WriteChunk: []int{4096, 4096}}, nil)
+	var re *rdmaclient.RDMAError
+	if !errors.As(err, &re) || re.Code != proto.ErrChunk {
 		t.Fatalf("got %v, want ERR_CHUNK", err)
 	}
 	// The connection still works.
@@ -154,7 +156,7 @@ func checkWrite(t *testing.T, res, data []byte, tail uint32) {
 
 func TestWriteViaReadChunk(t *testing.T) {
 	e := newEnv(t, Config{})
-	c := e.dial(ClientConfig{})
+	c := e.dial(rdmaclient.Config{})
 	ctx := ctxT(t)
 	for _, n := range []int{10, 4000, 4097, 65537, 1 << 20} {
 		data := make([]byte, n)
@@ -172,7 +174,7 @@ func TestWriteViaReadChunk(t *testing.T) {
 // the position, and checks the server assembled exactly the bytes.
 func TestReadChunkAtPositionP(t *testing.T) {
 	e := newEnv(t, Config{})
-	c := e.dial(ClientConfig{})
+	c := e.dial(rdmaclient.Config{})
 	buf, err := c.RegisterBuffer(8192)
 	if err != nil {
 		t.Fatal(err)
@@ -183,7 +185,7 @@ func TestReadChunkAtPositionP(t *testing.T) {
 	xid := c.NextXID()
 	head := callMsg(xid, procWrite, xdr.AppendUint32(nil, uint32(len(data))))
 	pos := uint32(len(head))
-	hdr := (&Header{XID: xid, Credits: 4, Proc: ProcMsg, ReadList: []ReadSegment{
+	hdr := (&proto.Header{XID: xid, Credits: 4, Proc: proto.ProcMsg, ReadList: []proto.ReadSegment{
 		{Position: pos, Segment: buf.Segment(0, 3000)},
 		{Position: pos, Segment: buf.Segment(3000, 2001)},
 	}}).Append(nil)
@@ -192,7 +194,7 @@ func TestReadChunkAtPositionP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h := decodeHdr(t, rh); h.Proc != ProcMsg || len(h.WriteList) != 0 || h.HasReply {
+	if h := decodeHdr(t, rh); h.Proc != proto.ProcMsg || len(h.WriteList) != 0 || h.HasReply {
 		t.Fatalf("reply %+v", h)
 	}
 	res, err := oncrpc.ParseReply(rm)
@@ -204,7 +206,7 @@ func TestReadChunkAtPositionP(t *testing.T) {
 
 func TestNoMsgPositionZero(t *testing.T) {
 	e := newEnv(t, Config{})
-	c := e.dial(ClientConfig{})
+	c := e.dial(rdmaclient.Config{})
 	ctx := ctxT(t)
 	// A call larger than inline with no payload: the client sends it
 	// whole in a position-zero Read chunk (RDMA_NOMSG).
@@ -233,12 +235,12 @@ func TestNoMsgPositionZero(t *testing.T) {
 	xid := c.NextXID()
 	msg := callMsg(xid, procEcho, xdr.AppendOpaque(nil, []byte("position zero")))
 	copy(buf.Bytes(), msg)
-	hdr := (&Header{XID: xid, Credits: 4, Proc: ProcNoMsg, ReadList: []ReadSegment{{Position: 0, Segment: buf.Segment(0, len(msg))}}}).Append(nil)
+	hdr := (&proto.Header{XID: xid, Credits: 4, Proc: proto.ProcNoMsg, ReadList: []proto.ReadSegment{{Position: 0, Segment: buf.Segment(0, len(msg))}}}).Append(nil)
 	rh, rm, err := c.RoundTripRaw(ctx, hdr, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h := decodeHdr(t, rh); h.Proc != ProcMsg {
+	if h := decodeHdr(t, rh); h.Proc != proto.ProcMsg {
 		t.Fatalf("reply %+v", h)
 	}
 	if res, err := oncrpc.ParseReply(rm); err != nil || !bytes.Equal(res, xdr.AppendOpaque(nil, []byte("position zero"))) {
@@ -248,26 +250,26 @@ func TestNoMsgPositionZero(t *testing.T) {
 
 func TestReplyChunk(t *testing.T) {
 	e := newEnv(t, Config{})
-	c := e.dial(ClientConfig{})
+	c := e.dial(rdmaclient.Config{})
 	ctx := ctxT(t)
 	buf, err := c.RegisterBuffer(64 << 10)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer buf.Close()
-	big := func(n uint32, rc Chunk) (*Header, []byte) {
+	big := func(n uint32, rc proto.Chunk) (*proto.Header, []byte) {
 		xid := c.NextXID()
-		hdr := (&Header{XID: xid, Credits: 4, Proc: ProcMsg, HasReply: true, ReplyChunk: rc}).Append(nil)
+		hdr := (&proto.Header{XID: xid, Credits: 4, Proc: proto.ProcMsg, HasReply: true, ReplyChunk: rc}).Append(nil)
 		rh, rm, err := c.RoundTripRaw(ctx, hdr, callMsg(xid, procBig, xdr.AppendUint32(nil, n)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return decodeHdr(t, rh), rm
 	}
-	rc := Chunk{buf.Segment(0, 16<<10), buf.Segment(16<<10, 16<<10)}
+	rc := proto.Chunk{buf.Segment(0, 16<<10), buf.Segment(16<<10, 16<<10)}
 	// Fits inline: RDMA_MSG with every list empty although a Reply chunk was offered.
 	h, rm := big(100, rc)
-	if h.Proc != ProcMsg || h.HasReply || len(h.WriteList) != 0 || len(h.ReadList) != 0 {
+	if h.Proc != proto.ProcMsg || h.HasReply || len(h.WriteList) != 0 || len(h.ReadList) != 0 {
 		t.Fatalf("inline reply %+v", h)
 	}
 	if _, err := oncrpc.ParseReply(rm); err != nil {
@@ -276,7 +278,7 @@ func TestReplyChunk(t *testing.T) {
 	// Too large for inline: RDMA_NOMSG, empty Write list, used lengths.
 	const n = 20000
 	h, rm = big(n, rc)
-	if h.Proc != ProcNoMsg || len(h.WriteList) != 0 || !h.HasReply || len(rm) != 0 {
+	if h.Proc != proto.ProcNoMsg || len(h.WriteList) != 0 || !h.HasReply || len(rm) != 0 {
 		t.Fatalf("NOMSG reply %+v", h)
 	}
 	total := h.ReplyChunk.Len()
@@ -294,16 +296,16 @@ func TestReplyChunk(t *testing.T) {
 	}
 	// Larger than the Reply chunk: ERR_CHUNK.
 	h, _ = big(40000, rc)
-	if h.Proc != ProcError || h.Err != ErrChunk || h.Credits < 1 {
+	if h.Proc != proto.ProcError || h.Err != proto.ErrChunk || h.Credits < 1 {
 		t.Fatalf("oversized reply %+v", h)
 	}
 	// Too large, no chunk at all: ERR_CHUNK.
 	xid := c.NextXID()
-	rh, _, err := c.RoundTripRaw(ctx, (&Header{XID: xid, Credits: 4, Proc: ProcMsg}).Append(nil), callMsg(xid, procBig, xdr.AppendUint32(nil, 5000)))
+	rh, _, err := c.RoundTripRaw(ctx, (&proto.Header{XID: xid, Credits: 4, Proc: proto.ProcMsg}).Append(nil), callMsg(xid, procBig, xdr.AppendUint32(nil, 5000)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h := decodeHdr(t, rh); h.Proc != ProcError || h.Err != ErrChunk {
+	if h := decodeHdr(t, rh); h.Proc != proto.ProcError || h.Err != proto.ErrChunk {
 		t.Fatalf("no chunk %+v", h)
 	}
 	// Through the client: LargeReply offers a Reply chunk.
@@ -315,7 +317,7 @@ func TestReplyChunk(t *testing.T) {
 
 func TestConcurrentCalls(t *testing.T) {
 	e := newEnv(t, Config{Credits: 8})
-	c := e.dial(ClientConfig{})
+	c := e.dial(rdmaclient.Config{})
 	ctx := ctxT(t)
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
@@ -370,7 +372,7 @@ func TestConcurrentCalls(t *testing.T) {
 // nothing up; a Quick call that carries chunks goes to a worker too.
 func TestQuickCallsOnCompletionGoroutine(t *testing.T) {
 	e := newEnv(t, Config{Credits: 8})
-	c := e.dial(ClientConfig{})
+	c := e.dial(rdmaclient.Config{})
 	ctx := ctxT(t)
 	// The client may send one call until a reply grants more credits.
 	if _, err := c.Call(ctx, &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procNull}); err != nil {
@@ -418,7 +420,7 @@ func TestQuickCallsOnCompletionGoroutine(t *testing.T) {
 
 func TestShutdownDrains(t *testing.T) {
 	e := newEnv(t, Config{})
-	c := e.dial(ClientConfig{})
+	c := e.dial(rdmaclient.Config{})
 	done := make(chan error, 1)
 	go func() {
 		_, err := c.Call(context.Background(), &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procBlock})

@@ -16,7 +16,6 @@ package rpcrdma
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"net/netip"
 	"sync"
@@ -26,6 +25,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	"github.com/gonfsrdma/gonfsrdma/rpcrdma/internal/wr"
+	"github.com/gonfsrdma/gonfsrdma/rpcrdma/proto"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
 )
 
@@ -47,8 +48,8 @@ type Config struct {
 	// SendWithInvalidate enables Send-With-Invalidate of the call's one
 	// rkey when the client's private data asks for it.
 	SendWithInvalidate bool
-	// Limits bounds header decoding. Default DefaultLimits.
-	Limits Limits
+	// Limits bounds header decoding. Default proto.DefaultLimits.
+	Limits proto.Limits
 	// Conns caps connections together with the TCP servers sharing it
 	// (oncrpc.Limits). Default: caps of this server's own.
 	Conns *oncrpc.Limits
@@ -65,13 +66,13 @@ type Config struct {
 	IdleTimeout time.Duration
 }
 
-// Defaults.
+// Defaults (the ones the client shares are proto's).
 const (
-	DefaultCredits    = 64
-	DefaultInlineSize = 4096
+	DefaultCredits    = proto.DefaultCredits
+	DefaultInlineSize = proto.DefaultInlineSize
 	MaxInlineSize     = 65536
-	DefaultMaxRecord  = 1<<20 + 64<<10
-	DefaultMaxPayload = 1 << 20
+	DefaultMaxRecord  = proto.DefaultMaxRecord
+	DefaultMaxPayload = proto.DefaultMaxPayload
 	// maxInitiatorDepth bounds the RDMA Reads a connection has in
 	// flight (knfsd's svcrdma uses at most 16 too).
 	maxInitiatorDepth = 16
@@ -79,14 +80,14 @@ const (
 
 func (c Config) withDefaults() Config {
 	if c.Credits <= 0 {
-		c.Credits = DefaultCredits
+		c.Credits = proto.DefaultCredits
 	}
 	if c.Credits > 1024 {
 		c.Credits = 1024
 	}
 	fix := func(n int) int {
 		if n <= 0 {
-			return DefaultInlineSize
+			return proto.DefaultInlineSize
 		}
 		if n < 1024 {
 			n = 1024
@@ -98,16 +99,16 @@ func (c Config) withDefaults() Config {
 	}
 	c.InlineRecv, c.InlineSend = fix(c.InlineRecv), fix(c.InlineSend)
 	if c.MaxPayload <= 0 {
-		c.MaxPayload = DefaultMaxPayload
+		c.MaxPayload = proto.DefaultMaxPayload
 	}
 	if c.MaxRecord <= 0 {
-		c.MaxRecord = DefaultMaxRecord
+		c.MaxRecord = proto.DefaultMaxRecord
 	}
 	if c.MaxRecord < c.MaxPayload+c.InlineRecv {
 		c.MaxRecord = c.MaxPayload + c.InlineRecv
 	}
-	if c.Limits == (Limits{}) {
-		c.Limits = DefaultLimits
+	if c.Limits == (proto.Limits{}) {
+		c.Limits = proto.DefaultLimits
 	}
 	if c.Conns == nil {
 		c.Conns = oncrpc.NewLimits(oncrpc.LimitsConfig{})
@@ -140,6 +141,8 @@ type Server struct {
 
 	copied atomic.Int64 // bytes the transport copied (pull-up, staging)
 	inline atomic.Int64 // calls run on the completion goroutine
+	// shortages counts connections dropped for want of a buffer (shortage).
+	shortages atomic.Int64
 }
 
 // ErrServerClosed is returned by Serve after Shutdown.
@@ -170,11 +173,14 @@ type Stats struct {
 	// InlineCalls counts calls run on a connection's completion
 	// goroutine rather than handed to a worker (runsInline).
 	InlineCalls int64
+	// Shortages counts connections dropped because a call could not get
+	// a registered buffer (send.go, shortage).
+	Shortages int64
 }
 
 // Stats returns the current counters.
 func (s *Server) Stats() Stats {
-	return Stats{Conns: s.life.Len(), CopiedBytes: s.copied.Load(), InlineCalls: s.inline.Load()}
+	return Stats{Conns: s.life.Len(), CopiedBytes: s.copied.Load(), InlineCalls: s.inline.Load(), Shortages: s.shortages.Load()}
 }
 
 // ListenAndServe listens on addr ("host:port", usually port 20049) and
@@ -260,8 +266,11 @@ type conn struct {
 	active   atomic.Bool
 	lastSeen time.Time
 
-	mu       sync.Mutex
-	busy     int // calls received and not yet released
+	mu   sync.Mutex
+	busy int // calls received and not yet released
+	// owed is the Receives consumed and not replaced (credits.go);
+	// written by the completion goroutine only.
+	owed     int
 	draining bool
 	warned   bool
 
@@ -276,7 +285,7 @@ func (s *Server) accept(req verbs.ConnRequest) {
 	}
 	defer s.leave(remote)
 	cfg := s.cfg
-	pd, hasPD := ParsePrivateData(req.PrivateData())
+	pd, hasPD := proto.ParsePrivateData(req.PrivateData())
 	log := s.log.With(zap.String("remote", req.RemoteAddr()))
 	c := &conn{
 		srv: s, log: log,
@@ -329,7 +338,7 @@ func (s *Server) accept(req verbs.ConnRequest) {
 	sges := make([]verbs.SGE, cfg.Credits)
 	for i := range wrs {
 		sges[i] = c.recvMR.SGE(i*c.recvSize, c.recvSize)
-		wrs[i] = verbs.RecvWR{ID: recvWRID(i), SGL: sges[i : i+1]}
+		wrs[i] = verbs.RecvWR{ID: wr.ID(wr.Recv, i), SGL: sges[i : i+1]}
 	}
 	if err := vc.PostRecv(wrs); err != nil {
 		fail("post receives", err)
@@ -350,7 +359,7 @@ func (s *Server) accept(req verbs.ConnRequest) {
 	if ord == 0 {
 		ord = 1
 	}
-	priv := PrivateData{RemoteInvalidate: cfg.SendWithInvalidate, SendSize: c.sendMax, RecvSize: c.recvSize}.Append(nil)
+	priv := proto.PrivateData{RemoteInvalidate: cfg.SendWithInvalidate, SendSize: c.sendMax, RecvSize: c.recvSize}.Append(nil)
 	c.ctx, c.cancel = context.WithCancel(s.life.Context())
 	if !s.life.Add(c) {
 		c.cancel()
@@ -374,46 +383,13 @@ func (s *Server) accept(req verbs.ConnRequest) {
 	s.life.Remove(c)
 }
 
-// Work request IDs: the high word says what completed, the low word is
-// the slot index.
-const (
-	wrRecv  = 1
-	wrRead  = 2 // the signaled last RDMA Read of a call's Read chain
-	wrSend  = 3 // the signaled Send that ends a reply
-	wrOther = 4 // unsignaled WRs; they complete only in error
-	// Unsignaled RDMA Reads before a chain's last, and RDMA Writes of a
-	// reply: like wrOther, but their error names what failed.
-	wrReadChain = 5
-	wrWrite     = 6
-)
-
-func recvWRID(i int) uint64             { return wrRecv<<32 | uint64(i) }
-func sendWRID(kind, i int) uint64       { return uint64(kind)<<32 | uint64(i) }
-func splitWRID(id uint64) (kind, i int) { return int(id >> 32), int(id & 0xffffffff) }
-
 // run is the connection's completion loop: the only goroutine that polls.
 func (c *conn) run() {
-	c.teardown(pollCompletions(c.vc, c.complete))
-}
-
-// pollCompletions hands every completion of vc to complete, in order,
-// until Poll fails, and returns that error. The server's connections and
-// the client both run their completion loop on it.
-func pollCompletions(vc verbs.Conn, complete func(*verbs.Completion)) error {
-	wcs := make([]verbs.Completion, 32)
-	for {
-		n, err := vc.Poll(context.Background(), wcs)
-		if err != nil {
-			return err
-		}
-		for i := 0; i < n; i++ {
-			complete(&wcs[i])
-		}
-	}
+	c.teardown(wr.Poll(c.vc, c.complete))
 }
 
 func (c *conn) complete(wc *verbs.Completion) {
-	kind, i := splitWRID(wc.WRID)
+	kind, i := wr.Split(wc.WRID)
 	if i >= len(c.slots) {
 		c.log.Error("completion with unknown work request ID", zap.Uint64("wr_id", wc.WRID))
 		return
@@ -423,17 +399,17 @@ func (c *conn) complete(wc *verbs.Completion) {
 		c.failure.completedInError(wc, kind)
 	}
 	switch kind {
-	case wrRecv:
+	case wr.Recv:
 		if wc.Status != verbs.WCSuccess {
 			return
 		}
 		c.received(s, int(wc.ByteLen))
-	case wrRead:
+	case wr.Read:
 		select {
 		case s.readDone <- wc.Status:
 		default:
 		}
-	case wrSend:
+	case wr.Send:
 		if wc.Status != verbs.WCSuccess {
 			c.failure.dropped.Add(1)
 		}
@@ -448,34 +424,11 @@ func (c *conn) received(s *slot, n int) {
 		c.active.Store(true)
 	}
 	c.mu.Lock()
-	var f *slot
-	if n := len(c.free); n > 0 {
-		f = c.free[n-1]
-		c.free = c.free[:n-1]
-	}
-	warn := f == nil && !c.warned
-	c.warned = c.warned || warn
 	c.busy++
 	drop := c.draining
 	c.mu.Unlock()
-	if f != nil {
-		if err := c.postRecv(f); err != nil {
-			// The grant is no longer covered: the client's next Send
-			// may find no Receive. Tear the connection down now (the
-			// client reconnects and retransmits) rather than let it
-			// die of that later.
-			c.mu.Lock()
-			c.free = append(c.free, f)
-			c.mu.Unlock()
-			c.failure.record(err, "receive re-post")
-			c.vc.Disconnect()
-		}
-	}
-	if warn {
-		// More calls in flight than credits granted: the client's next
-		// Send will find no Receive and the connection will die.
-		c.log.Warn("client exceeds its credit grant; cannot re-post a receive", zap.Uint32("credits", c.credits))
-	}
+	// This Receive is consumed: post one in its place, and any owed.
+	c.repost()
 	s.recvLen = n
 	if drop {
 		// Shutting down: the client retransmits after reconnecting.
@@ -509,41 +462,13 @@ func (c *conn) received(s *slot, n int) {
 // that had to wait for room would wait for completions that only this
 // goroutine processes.
 func (c *conn) runsInline(s *slot) bool {
-	// xid, vers, credits, proc, then the read list, the write list and
-	// the reply chunk, each a single zero word when empty.
-	const noChunksHeader = 7 * 4
-	b := s.recv[:s.recvLen]
-	if len(b) < noChunksHeader || binary.BigEndian.Uint32(b[12:]) != uint32(ProcMsg) ||
-		binary.BigEndian.Uint32(b[16:]) != 0 || binary.BigEndian.Uint32(b[20:]) != 0 || binary.BigEndian.Uint32(b[24:]) != 0 {
-		return false
-	}
-	if !c.srv.disp.Quick(b[noChunksHeader:]) || !c.sq.tryAcquire(1) {
+	rpc, plain := proto.PlainMsg(s.recv[:s.recvLen])
+	if !plain || !c.srv.disp.Quick(rpc) || !c.sq.tryAcquire(1) {
 		return false
 	}
 	s.sqHeld = 1 // released with the slot
 	c.srv.inline.Add(1)
 	return true
-}
-
-func (c *conn) postRecv(s *slot) error {
-	s.recvWR[0] = verbs.RecvWR{ID: recvWRID(s.idx), SGL: s.recvSGE[:]}
-	return c.vc.PostRecv(s.recvWR[:])
-}
-
-// release returns a slot whose reply went out (or that was dropped) to
-// the free list.
-func (c *conn) release(s *slot) {
-	c.sq.release(s.sqHeld)
-	s.sqHeld = 0
-	s.releaseBuffers()
-	c.mu.Lock()
-	c.free = append(c.free, s)
-	c.busy--
-	idle := c.draining && c.busy == 0
-	c.mu.Unlock()
-	if idle {
-		c.vc.Disconnect()
-	}
 }
 
 // drain makes the connection finish the calls it has and then disconnect.

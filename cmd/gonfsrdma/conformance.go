@@ -11,7 +11,7 @@ import (
 
 	"github.com/gonfsrdma/gonfsrdma/conformance"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
-	"github.com/gonfsrdma/gonfsrdma/rpcrdma"
+	rdmaclient "github.com/gonfsrdma/gonfsrdma/rpcrdma/client"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
 )
 
@@ -97,10 +97,10 @@ func conformanceCommand() *cli.Command {
 				}
 				defer p.Close()
 				cfg.DialNFS = func(ctx context.Context, addr string) (oncrpc.Caller, error) {
-					return rpcrdma.Dial(ctx, p, addr, rpcrdma.ClientConfig{})
+					return rdmaclient.Dial(ctx, p, addr, rdmaclient.Config{})
 				}
-				cfg.DialRDMA = func(ctx context.Context, addr string, rc rpcrdma.ClientConfig) (*rpcrdma.Client, error) {
-					return rpcrdma.Dial(ctx, p, addr, rc)
+				cfg.DialRDMA = func(ctx context.Context, addr string, rc rdmaclient.Config) (*rdmaclient.Client, error) {
+					return rdmaclient.Dial(ctx, p, addr, rc)
 				}
 				cfg.DialVerbs = func(ctx context.Context, addr string, cp verbs.ConnParams) (verbs.Conn, error) {
 					return p.Dial(ctx, addr, cp)

@@ -18,25 +18,27 @@
 // callers own what Call returns. Every region and window is released by
 // Close after the queue pair is closed and no Call is still running.
 
-package rpcrdma
+package client
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	"github.com/gonfsrdma/gonfsrdma/rpcrdma/internal/wr"
+	"github.com/gonfsrdma/gonfsrdma/rpcrdma/proto"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
 	"github.com/gonfsrdma/gonfsrdma/xdr"
-	"go.uber.org/zap"
 )
 
-// ClientConfig configures Dial. Zero fields take defaults.
-type ClientConfig struct {
+// Config configures Dial. Zero fields take defaults.
+type Config struct {
 	// Credits is the most calls in flight and the Receives kept posted
 	// (default 64). The server's grant lowers it further.
 	Credits int
@@ -59,16 +61,21 @@ type ClientConfig struct {
 	LocalAddr string
 	// Logger gets the connection's one-time notes (nil: none).
 	Logger *zap.Logger
+	// IgnoreGrant makes the client keep up to Credits calls in flight
+	// whatever the server grants: a misbehaving client, for tests and
+	// conformance runs of how a server copes with one (RFC 8166 section
+	// 3.3.1 forbids it).
+	IgnoreGrant bool
 }
 
 // RDMAError is an RDMA_ERROR reply.
 type RDMAError struct {
-	Code      ErrCode
+	Code      proto.ErrCode
 	Low, High uint32 // ERR_VERS range
 }
 
 func (e *RDMAError) Error() string {
-	if e.Code == ErrVers {
+	if e.Code == proto.ErrVers {
 		return fmt.Sprintf("rpcrdma: server replied ERR_VERS (versions %d-%d)", e.Low, e.High)
 	}
 	return "rpcrdma: server replied " + e.Code.String()
@@ -77,11 +84,14 @@ func (e *RDMAError) Error() string {
 // ErrClosed is returned for calls on a closed client or a lost connection.
 var ErrClosed = errors.New("rpcrdma: client connection closed")
 
+// errDead is a post on a connection whose queue pair is gone.
+var errDead = errors.New("rpcrdma: client connection is gone")
+
 // Client is an RPC-over-RDMA client connection. It implements
 // oncrpc.Caller; calls may be issued concurrently.
 type Client struct {
 	vc      verbs.Conn
-	cfg     ClientConfig
+	cfg     Config
 	sendMax int // min(our InlineSend, server's receive size)
 	recvMax int
 
@@ -117,16 +127,16 @@ type cslot struct {
 	sendOff   int
 	in, out   *verbs.MR
 	keys      slotKeys
-	hdr       Header
+	hdr       proto.Header
 	rd        xdr.Reader
 	wr        [3]verbs.SendWR // up to two window binds, then the Send
 	sge       [1]verbs.SGE
 	sent      chan verbs.WCStatus
 	reply     chan creply
 	abandoned bool // guarded by Client.mu
-	segs      []Segment
-	rsegs     []ReadSegment
-	wchunks   [1]Chunk
+	segs      []proto.Segment
+	rsegs     []proto.ReadSegment
+	wchunks   [1]proto.Chunk
 	buf       []byte // scratch for marshaling
 }
 
@@ -138,21 +148,21 @@ type creply struct {
 }
 
 // Dial connects to an RPC-over-RDMA server at addr.
-func Dial(ctx context.Context, provider verbs.Provider, addr string, cfg ClientConfig) (*Client, error) {
+func Dial(ctx context.Context, provider verbs.Provider, addr string, cfg Config) (*Client, error) {
 	if cfg.Credits <= 0 {
-		cfg.Credits = DefaultCredits
+		cfg.Credits = proto.DefaultCredits
 	}
 	if cfg.InlineSend <= 0 {
-		cfg.InlineSend = DefaultInlineSize
+		cfg.InlineSend = proto.DefaultInlineSize
 	}
 	if cfg.InlineRecv <= 0 {
-		cfg.InlineRecv = DefaultInlineSize
+		cfg.InlineRecv = proto.DefaultInlineSize
 	}
 	if cfg.MaxRecord <= 0 {
-		cfg.MaxRecord = DefaultMaxRecord
+		cfg.MaxRecord = proto.DefaultMaxRecord
 	}
 	if cfg.MaxPayload <= 0 {
-		cfg.MaxPayload = DefaultMaxPayload
+		cfg.MaxPayload = proto.DefaultMaxPayload
 	}
 	cfg.MaxPayload = min(cfg.MaxPayload, cfg.MaxRecord)
 	c := &Client{
@@ -162,9 +172,12 @@ func Dial(ctx context.Context, provider verbs.Provider, addr string, cfg ClientC
 		credits: newClientCredits(cfg.Credits),
 		done:    make(chan struct{}),
 	}
+	if cfg.IgnoreGrant {
+		c.credits = ignoringGrant(cfg.Credits)
+	}
 	c.xid.Store(uint32(time.Now().UnixNano()))
 	n := cfg.Credits
-	ourPriv := PrivateData{RemoteInvalidate: cfg.RemoteInvalidate, SendSize: cfg.InlineSend, RecvSize: cfg.InlineRecv}
+	ourPriv := proto.PrivateData{RemoteInvalidate: cfg.RemoteInvalidate, SendSize: cfg.InlineSend, RecvSize: cfg.InlineRecv}
 	priv := ourPriv.Append(nil)
 	windowlessWhy := ""
 	prepare := func(vc verbs.Conn) error {
@@ -184,7 +197,7 @@ func Dial(ctx context.Context, provider verbs.Provider, addr string, cfg ClientC
 		c.recvSGEs = make([]verbs.SGE, n)
 		for i := range c.recvWRs {
 			c.recvSGEs[i] = c.recvMR.SGE(i*cfg.InlineRecv, cfg.InlineRecv)
-			c.recvWRs[i] = verbs.RecvWR{ID: recvWRID(i), SGL: c.recvSGEs[i : i+1 : i+1]}
+			c.recvWRs[i] = verbs.RecvWR{ID: wr.ID(wr.Recv, i), SGL: c.recvSGEs[i : i+1 : i+1]}
 		}
 		return vc.PostRecv(c.recvWRs)
 	}
@@ -215,7 +228,7 @@ func Dial(ctx context.Context, provider verbs.Provider, addr string, cfg ClientC
 		log.Info("rpcrdma client: no usable memory windows, each call registers its chunks",
 			zap.String("remote", addr), zap.String("reason", why))
 	}
-	spd, _ := ParsePrivateData(vc.PeerPrivateData())
+	spd, _ := proto.ParsePrivateData(vc.PeerPrivateData())
 	c.sendMax = min(cfg.InlineSend, spd.RecvSize)
 	c.recvMax = cfg.InlineRecv
 	if c.sendMR, err = vc.Register(n*c.sendMax, verbs.AccessLocalWrite); err != nil {
@@ -239,8 +252,8 @@ func Dial(ctx context.Context, provider verbs.Provider, addr string, cfg ClientC
 
 // ServerPrivateData returns the RFC 8797 private data of the server's
 // connection reply and whether it carried any.
-func (c *Client) ServerPrivateData() (PrivateData, bool) {
-	return ParsePrivateData(c.vc.PeerPrivateData())
+func (c *Client) ServerPrivateData() (proto.PrivateData, bool) {
+	return proto.ParsePrivateData(c.vc.PeerPrivateData())
 }
 
 // SendMax is the negotiated inline send size (what one Send may carry).
@@ -256,7 +269,7 @@ func (c *Client) Err() error {
 }
 
 func (c *Client) run() {
-	err := pollCompletions(c.vc, c.complete)
+	err := wr.Poll(c.vc, c.complete)
 	c.postMu.Lock()
 	c.dead = true
 	c.postMu.Unlock()
@@ -276,21 +289,21 @@ func (c *Client) run() {
 }
 
 func (c *Client) complete(wc *verbs.Completion) {
-	kind, i := splitWRID(wc.WRID)
+	kind, i := wr.Split(wc.WRID)
 	if i >= len(c.slots) {
 		return
 	}
 	switch kind {
-	case wrRecv:
+	case wr.Recv:
 		if wc.Status != verbs.WCSuccess {
 			return
 		}
 		buf := c.recvMR.Slice(i*c.recvMax, c.recvMax)
-		if wc.ByteLen < 4 {
+		xid, ok := proto.PeekXID(buf[:wc.ByteLen])
+		if !ok {
 			c.repost(i)
 			return
 		}
-		xid := binary.BigEndian.Uint32(buf)
 		c.mu.Lock()
 		s := c.pending[xid]
 		delete(c.pending, xid)
@@ -307,19 +320,19 @@ func (c *Client) complete(wc *verbs.Completion) {
 		default:
 			s.reply <- creply{idx: i, n: int(wc.ByteLen), invalidated: wc.Invalidated, invRKey: wc.InvalidatedRKey}
 		}
-	case wrSend:
+	case wr.Send:
 		select {
 		case c.slots[i].sent <- wc.Status:
 		default:
 		}
-	case wrLocalInv:
+	case wr.LocalInv:
 		c.localInvDone(c.slots[i], wc.Status)
 	}
 }
 
 func (c *Client) noteGrant(b []byte) {
-	if len(b) >= 12 {
-		c.credits.update(binary.BigEndian.Uint32(b[8:]))
+	if grant, ok := proto.PeekCredits(b); ok {
+		c.credits.update(grant)
 	}
 }
 
@@ -478,8 +491,8 @@ func (c *Client) region(m **verbs.MR, size int) (*verbs.MR, error) {
 }
 
 // segOf is the segment for n bytes at off of m, reached through rkey.
-func segOf(m *verbs.MR, rkey uint32, off, n int) Segment {
-	return Segment{Handle: rkey, Length: uint32(n), Offset: m.Addr() + uint64(off)}
+func segOf(m *verbs.MR, rkey uint32, off, n int) proto.Segment {
+	return proto.Segment{Handle: rkey, Length: uint32(n), Offset: m.Addr() + uint64(off)}
 }
 
 // marshal builds the transport header and inline message in the slot's
@@ -502,7 +515,7 @@ func (c *Client) marshal(s *cslot, xid uint32, cc *oncrpc.ClientCall, opts *Call
 	hh := &s.hdr
 	hh.Reset()
 	hh.XID, hh.Credits = xid, uint32(c.cfg.Credits)
-	hh.Proc = ProcMsg
+	hh.Proc = proto.ProcMsg
 	s.segs = s.segs[:0]
 	// Reply side chunks, in the "in" region: Write chunk first.
 	inOff := 0
@@ -528,7 +541,7 @@ func (c *Client) marshal(s *cslot, xid uint32, cc *oncrpc.ClientCall, opts *Call
 			return 0, 0, err
 		}
 	}
-	addSegs := func(lens []int) (Chunk, error) {
+	addSegs := func(lens []int) (proto.Chunk, error) {
 		start := len(s.segs)
 		for _, n := range lens {
 			if n < 0 || inOff+n > in.Len() {
@@ -537,7 +550,7 @@ func (c *Client) marshal(s *cslot, xid uint32, cc *oncrpc.ClientCall, opts *Call
 			s.segs = append(s.segs, segOf(in, 0, inOff, n)) // rkey set below
 			inOff += n
 		}
-		return Chunk(s.segs[start:len(s.segs):len(s.segs)]), nil
+		return proto.Chunk(s.segs[start:len(s.segs):len(s.segs)]), nil
 	}
 	var wlens, rlens [1]int
 	if wantWrite {
@@ -588,7 +601,7 @@ func (c *Client) marshal(s *cslot, xid uint32, cc *oncrpc.ClientCall, opts *Call
 		}
 		b = append(b, cc.Tail...)
 		return len(b), 0, nil
-	case cc.Payload != nil && hdrLen+readSegSize+pos+len(cc.Tail) <= c.sendMax && len(cc.Payload) <= c.cfg.MaxRecord:
+	case cc.Payload != nil && hdrLen+proto.ReadSegmentSize+pos+len(cc.Tail) <= c.sendMax && len(cc.Payload) <= c.cfg.MaxRecord:
 		out, err := c.region(&s.out, c.cfg.MaxRecord)
 		if err != nil {
 			return 0, 0, err
@@ -598,13 +611,13 @@ func (c *Client) marshal(s *cslot, xid uint32, cc *oncrpc.ClientCall, opts *Call
 		if err != nil {
 			return 0, 0, err
 		}
-		s.rsegs = append(s.rsegs, ReadSegment{Position: uint32(pos), Segment: segOf(out, outKey, 0, len(cc.Payload))})
+		s.rsegs = append(s.rsegs, proto.ReadSegment{Position: uint32(pos), Segment: segOf(out, outKey, 0, len(cc.Payload))})
 		hh.ReadList = s.rsegs
 		b := hh.Append(s.send[:0])
 		b = append(b, s.buf...) // no payload, no pad
 		b = append(b, cc.Tail...)
 		return len(b), 0, nil
-	case flatLen <= c.cfg.MaxRecord && hdrLen+readSegSize <= c.sendMax:
+	case flatLen <= c.cfg.MaxRecord && hdrLen+proto.ReadSegmentSize <= c.sendMax:
 		out, err := c.region(&s.out, c.cfg.MaxRecord)
 		if err != nil {
 			return 0, 0, err
@@ -618,9 +631,9 @@ func (c *Client) marshal(s *cslot, xid uint32, cc *oncrpc.ClientCall, opts *Call
 		if err != nil {
 			return 0, 0, err
 		}
-		s.rsegs = append(s.rsegs, ReadSegment{Position: 0, Segment: segOf(out, outKey, 0, len(b))})
+		s.rsegs = append(s.rsegs, proto.ReadSegment{Position: 0, Segment: segOf(out, outKey, 0, len(b))})
 		hh.ReadList = s.rsegs
-		hh.Proc = ProcNoMsg
+		hh.Proc = proto.ProcNoMsg
 		return len(hh.Append(s.send[:0])), 0, nil
 	}
 	return 0, 0, fmt.Errorf("rpcrdma: call of %d bytes is too large", flatLen)
@@ -642,7 +655,7 @@ func (c *Client) roundTrip(ctx context.Context, s *cslot, xid uint32, n, _ int) 
 	// The binds of the call's windows go first on the send queue, so they
 	// take effect before the server sees the Send that names their rkeys.
 	wrs := c.appendBinds(s, s.wr[:0])
-	wrs = append(wrs, verbs.SendWR{ID: sendWRID(wrSend, s.idx), Opcode: verbs.OpSend, SGL: s.sge[:], Signaled: true})
+	wrs = append(wrs, verbs.SendWR{ID: wr.ID(wr.Send, s.idx), Opcode: verbs.OpSend, SGL: s.sge[:], Signaled: true})
 	c.postMu.Lock()
 	err := errDead
 	if !c.dead {
@@ -706,14 +719,14 @@ func (c *Client) decodeReply(s *cslot, r creply) (msg, payload []byte, err error
 	buf := c.recvMR.Slice(r.idx*c.recvMax, r.n)
 	c.noteGrant(buf)
 	s.rd.Reset(buf)
-	if err := s.hdr.Decode(&s.rd, DefaultLimits); err != nil {
+	if err := s.hdr.Decode(&s.rd, proto.DefaultLimits); err != nil {
 		return nil, nil, err
 	}
 	h := &s.hdr
 	switch h.Proc {
-	case ProcError:
+	case proto.ProcError:
 		return nil, nil, &RDMAError{Code: h.Err, Low: h.VersLow, High: h.VersHigh}
-	case ProcMsg:
+	case proto.ProcMsg:
 		if h.HasReply {
 			return nil, nil, errors.New("rpcrdma: RDMA_MSG reply carries a Reply chunk")
 		}
@@ -726,7 +739,7 @@ func (c *Client) decodeReply(s *cslot, r creply) (msg, payload []byte, err error
 			return nil, nil, errors.New("rpcrdma: bad Write list in reply")
 		}
 		return inline, s.in.Bytes()[:n], nil
-	case ProcNoMsg:
+	case proto.ProcNoMsg:
 		if len(h.WriteList) != 0 || !h.HasReply {
 			return nil, nil, errors.New("rpcrdma: RDMA_NOMSG reply without a Reply chunk or with a Write list")
 		}
@@ -763,7 +776,7 @@ func (c *Client) RegisterBuffer(size int) (*Buffer, error) {
 func (b *Buffer) Bytes() []byte { return b.mr.Bytes() }
 
 // Segment describes n bytes at off for a chunk list.
-func (b *Buffer) Segment(off, n int) Segment { return segOf(b.mr, b.mr.RKey(), off, n) }
+func (b *Buffer) Segment(off, n int) proto.Segment { return segOf(b.mr, b.mr.RKey(), off, n) }
 
 // Close deregisters the buffer; call it after Client.Close or once no
 // call names it.
@@ -789,16 +802,17 @@ func (c *Client) RoundTripRaw(ctx context.Context, hdr, msg []byte) (replyHdr, r
 	}
 	defer c.active.Done()
 	b := append(append(s.send[:0], hdr...), msg...)
-	r, err := c.roundTrip(ctx, s, binary.BigEndian.Uint32(hdr), len(b), 0)
+	xid, _ := proto.PeekXID(hdr)
+	r, err := c.roundTrip(ctx, s, xid, len(b), 0)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer c.finish(s, r)
 	raw := append([]byte(nil), c.recvMR.Slice(r.idx*c.recvMax, r.n)...)
 	c.noteGrant(raw)
-	var h Header
+	var h proto.Header
 	rd := xdr.NewReader(raw)
-	if h.Decode(rd, DefaultLimits) != nil {
+	if h.Decode(rd, proto.DefaultLimits) != nil {
 		return raw, nil, nil
 	}
 	return raw[:rd.Offset()], raw[rd.Offset():], nil

@@ -1,4 +1,4 @@
-package rpcrdma
+package proto
 
 import (
 	"errors"
@@ -58,14 +58,14 @@ func TestValidate(t *testing.T) {
 
 func TestSingleRKey(t *testing.T) {
 	h := Header{ReadList: []ReadSegment{{8, Segment{Handle: 5}}}, WriteList: []Chunk{{{Handle: 5}}}}
-	if k, ok := singleRKey(&h); !ok || k != 5 {
+	if k, ok := SingleRKey(&h); !ok || k != 5 {
 		t.Fatal(k, ok)
 	}
 	h.ReplyChunk = Chunk{{Handle: 6}}
-	if _, ok := singleRKey(&h); ok {
+	if _, ok := SingleRKey(&h); ok {
 		t.Fatal("two handles")
 	}
-	if _, ok := singleRKey(&Header{}); ok {
+	if _, ok := SingleRKey(&Header{}); ok {
 		t.Fatal("no chunks")
 	}
 }

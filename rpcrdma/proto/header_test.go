@@ -1,4 +1,4 @@
-package rpcrdma
+package proto
 
 import (
 	"bytes"
@@ -212,6 +212,15 @@ func FuzzHeaderDecode(f *testing.F) {
 		var h Header
 		r := xdr.NewReader(b)
 		err := h.Decode(r, DefaultLimits)
+		// The completion loop's peek agrees with the decoder.
+		if rpc, plain := PlainMsg(b); plain {
+			if err != nil && !errors.Is(err, ErrBadVersion) {
+				t.Fatalf("PlainMsg accepts a header Decode rejects: %v", err)
+			}
+			if err == nil && (h.Proc != ProcMsg || len(h.ReadList) != 0 || len(h.WriteList) != 0 || h.HasReply || !bytes.Equal(rpc, r.Rest())) {
+				t.Fatalf("PlainMsg disagrees with Decode: %+v", h)
+			}
+		}
 		if err != nil {
 			var he *HeaderError
 			if !errors.As(err, &he) {

@@ -1,16 +1,18 @@
-// chunks.go: validation of a decoded transport header against the
-// server's limits, done before any chunk is used, and the grouping of Read
-// segments into Read chunks.
+// chunks.go: validation of a decoded transport header against a
+// responder's limits (RFC 8166 sections 3.4 and 4.3), done before any chunk
+// is used, and the grouping of Read segments into Read chunks.
 //
 // Buffer ownership: ReadChunk values index into the Header's ReadList; a
 // CallChunks is owned by the per-call slot that validated it and is reused
 // for the slot's next call.
 
-package rpcrdma
+package proto
 
 import (
 	"errors"
 	"fmt"
+
+	"github.com/gonfsrdma/gonfsrdma/xdr"
 )
 
 // ReadChunk is one Read chunk: consecutive Read-list segments sharing one
@@ -96,7 +98,7 @@ func Validate(h *Header, inlineLen int, lim ChunkLimits, cc *CallChunks) error {
 			return chunkErr("read chunk position %d beyond the %d-byte inline message", pos, inlineLen)
 		}
 		cc.Reads = append(cc.Reads, ReadChunk{Position: pos, Segs: rl[i:j:j], Len: n})
-		cc.ReadBytes += n + padLen(n)
+		cc.ReadBytes += xdr.PaddedLen(n)
 		i = j
 	}
 	if h.Proc == ProcNoMsg {
@@ -128,12 +130,10 @@ func Validate(h *Header, inlineLen int, lim ChunkLimits, cc *CallChunks) error {
 	return nil
 }
 
-func padLen(n int) int { return (4 - n&3) & 3 }
-
-// singleRKey returns the one steering tag every chunk of the call uses,
+// SingleRKey returns the one steering tag every chunk of the call uses,
 // for Send-With-Invalidate (as knfsd's svc_rdma_get_inv_rkey); ok is false
 // when the call has no chunks or more than one distinct handle.
-func singleRKey(h *Header) (rkey uint32, ok bool) {
+func SingleRKey(h *Header) (rkey uint32, ok bool) {
 	seen := false
 	check := func(hd uint32) bool {
 		if !seen {

@@ -8,7 +8,7 @@
 // per-call slot decodes without allocating); the message that follows an
 // RDMA_MSG header is reported as an offset, never copied.
 
-package rpcrdma
+package proto
 
 import (
 	"encoding/binary"
@@ -143,6 +143,9 @@ const (
 	fixedHeaderSize = 16                  // xid, vers, credits, proc
 	segmentSize     = 16                  // handle, length, offset
 	readSegSize     = 4 + 4 + segmentSize // present, position, segment
+	// ReadSegmentSize is the bytes one Read-list entry adds to a header
+	// (the list's discriminator, position and segment).
+	ReadSegmentSize = readSegSize
 	// MinHeaderSize is an RDMA_MSG with empty lists (7 words).
 	MinHeaderSize = fixedHeaderSize + 12
 )

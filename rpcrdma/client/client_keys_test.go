@@ -1,4 +1,4 @@
-package rpcrdma
+package client
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	"github.com/gonfsrdma/gonfsrdma/rpcrdma/proto"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
 	"github.com/gonfsrdma/gonfsrdma/verbs/softfabric"
 	"github.com/gonfsrdma/gonfsrdma/xdr"
@@ -35,7 +36,7 @@ type evilServer struct {
 	mr  *verbs.MR
 	wcs []verbs.Completion
 	// clientPriv is the private data of the client's request.
-	clientPriv PrivateData
+	clientPriv proto.PrivateData
 }
 
 // startEvil listens on fab and returns the server once a client connected
@@ -70,11 +71,11 @@ func startEvil(t *testing.T, fab *softfabric.Fabric, addr string, remoteInv bool
 			req.Reject(nil)
 			return
 		}
-		priv := PrivateData{RemoteInvalidate: remoteInv, SendSize: 4096, RecvSize: 4096}.Append(nil)
+		priv := proto.PrivateData{RemoteInvalidate: remoteInv, SendSize: 4096, RecvSize: 4096}.Append(nil)
 		if err := req.Accept(priv, 16, 16); err != nil {
 			return
 		}
-		cpd, _ := ParsePrivateData(req.PrivateData())
+		cpd, _ := proto.ParsePrivateData(req.PrivateData())
 		ch <- &evilServer{t: t, vc: vc, mr: mr, wcs: make([]verbs.Completion, 8), clientPriv: cpd}
 	}()
 	return ch
@@ -98,7 +99,7 @@ func (s *evilServer) poll() verbs.Completion {
 }
 
 // nextCall waits for a call and decodes its transport header.
-func (s *evilServer) nextCall() *Header {
+func (s *evilServer) nextCall() *proto.Header {
 	s.t.Helper()
 	for {
 		wc := s.poll()
@@ -112,8 +113,8 @@ func (s *evilServer) nextCall() *Header {
 			s.t.Fatalf("server receive: %v", wc.Err())
 		}
 		buf := s.mr.Slice(int(wc.WRID)*evilRecvSize, int(wc.ByteLen))
-		h := new(Header)
-		if err := h.Decode(xdr.NewReader(buf), DefaultLimits); err != nil {
+		h := new(proto.Header)
+		if err := h.Decode(xdr.NewReader(buf), proto.DefaultLimits); err != nil {
 			s.t.Fatalf("decoding the client's header: %v", err)
 		}
 		if err := s.vc.PostRecv([]verbs.RecvWR{{ID: wc.WRID, SGL: []verbs.SGE{s.mr.SGE(int(wc.WRID)*evilRecvSize, evilRecvSize)}}}); err != nil {
@@ -124,7 +125,7 @@ func (s *evilServer) nextCall() *Header {
 }
 
 // rdma runs one RDMA Read or Write of n bytes at seg and returns its status.
-func (s *evilServer) rdma(op verbs.WROpcode, seg Segment, n int) verbs.WCStatus {
+func (s *evilServer) rdma(op verbs.WROpcode, seg proto.Segment, n int) verbs.WCStatus {
 	s.t.Helper()
 	err := s.vc.PostSend([]verbs.SendWR{{ID: 100, Opcode: op, Signaled: true,
 		SGL: []verbs.SGE{s.mr.SGE(evilDataOff, n)}, RemoteAddr: seg.Offset, RKey: seg.Handle}})
@@ -141,11 +142,11 @@ func (s *evilServer) rdma(op verbs.WROpcode, seg Segment, n int) verbs.WCStatus 
 
 // reply sends an RDMA_MSG reply with results and, for a READ, the Write
 // chunk actually used; invalidate names the rkey to invalidate (0: none).
-func (s *evilServer) reply(xid uint32, write Chunk, results []byte, invalidate uint32) {
+func (s *evilServer) reply(xid uint32, write proto.Chunk, results []byte, invalidate uint32) {
 	s.t.Helper()
-	h := Header{XID: xid, Credits: 1, Proc: ProcMsg}
+	h := proto.Header{XID: xid, Credits: 1, Proc: proto.ProcMsg}
 	if write != nil {
-		h.WriteList = []Chunk{write}
+		h.WriteList = []proto.Chunk{write}
 	}
 	b := h.Append(s.mr.Bytes()[evilSendOff:evilSendOff:evilMRSize])
 	b = oncrpc.AppendAcceptedHeader(b, xid, oncrpc.Success)
@@ -185,7 +186,7 @@ func testStaleKeys(t *testing.T, windowless, readChunk, remoteInv, duringNext bo
 	addr := "evil-server:20049"
 	srvCh := startEvil(t, fab, addr, remoteInv)
 	ctx := ctxT(t)
-	c, err := Dial(ctx, fab, addr, ClientConfig{Credits: 1, RemoteInvalidate: true})
+	c, err := Dial(ctx, fab, addr, Config{Credits: 1, RemoteInvalidate: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,9 +233,9 @@ func testStaleKeys(t *testing.T, windowless, readChunk, remoteInv, duringNext bo
 	// Call 1, served correctly.
 	done := run()
 	h := srv.nextCall()
-	var seg Segment
+	var seg proto.Segment
 	var results []byte
-	var write Chunk
+	var write proto.Chunk
 	if readChunk {
 		if len(h.ReadList) != 1 || len(h.WriteList) != 0 {
 			t.Fatalf("call offers read list %v, write list %v", h.ReadList, h.WriteList)
@@ -256,7 +257,7 @@ func testStaleKeys(t *testing.T, windowless, readChunk, remoteInv, duringNext bo
 		if st := srv.rdma(verbs.OpRDMAWrite, seg, evilPayload); st != verbs.WCSuccess {
 			t.Fatalf("legitimate RDMA Write during the call: %v", st)
 		}
-		write = Chunk{{Handle: seg.Handle, Length: evilPayload, Offset: seg.Offset}}
+		write = proto.Chunk{{Handle: seg.Handle, Length: evilPayload, Offset: seg.Offset}}
 		results = xdr.AppendUint32(nil, evilPayload)
 	}
 	var inv uint32
@@ -279,7 +280,7 @@ func testStaleKeys(t *testing.T, windowless, readChunk, remoteInv, duringNext bo
 	if windowless {
 		// The server's Send-With-Invalidate names a plain MR rkey: the
 		// client deregisters that registration all the same.
-		want := ClientStats{Registrations: 1, Windowless: true, CallRegistrations: 1, CallDeregistrations: 1,
+		want := Stats{Registrations: 1, Windowless: true, CallRegistrations: 1, CallDeregistrations: 1,
 			PayloadCopies: st.PayloadCopies, PayloadBytes: st.PayloadBytes}
 		if st != want {
 			t.Fatalf("after call 1: %+v, want %+v", st, want)

@@ -33,20 +33,19 @@
 // 2 posts nothing, and step 3 deregisters that registration (synchronous:
 // the rkey is dead when ibv_dereg_mr returns) before the reply is decoded.
 
-package rpcrdma
+package client
 
 import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/gonfsrdma/gonfsrdma/rpcrdma/internal/wr"
+	"github.com/gonfsrdma/gonfsrdma/rpcrdma/proto"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
 )
 
-// wrLocalInv is the WR kind of a slot's signaled local invalidate.
-const wrLocalInv = 5
-
-// ClientStats counts the client's memory-key operations since Dial.
-type ClientStats struct {
+// Stats counts the client's memory-key operations since Dial.
+type Stats struct {
 	// Registrations counts chunk regions registered (ibv_reg_mr): once per
 	// slot and kind, again only when a larger region is needed.
 	Registrations int64
@@ -78,8 +77,8 @@ type clientCounters struct {
 }
 
 // Stats returns the memory-key counters.
-func (c *Client) Stats() ClientStats {
-	return ClientStats{
+func (c *Client) Stats() Stats {
+	return Stats{
 		Registrations:       c.stats.registrations.Load(),
 		Windows:             c.stats.windows.Load(),
 		Binds:               c.stats.binds.Load(),
@@ -203,7 +202,7 @@ func (c *Client) freeKeys(k *slotKeys) {
 }
 
 // segsEnd is the end offset in m of the segments that lie in m.
-func segsEnd(m *verbs.MR, segs []Segment) int {
+func segsEnd(m *verbs.MR, segs []proto.Segment) int {
 	end := 0
 	for _, sg := range segs {
 		if e := int(sg.Offset-m.Addr()) + int(sg.Length); e > end {
@@ -225,7 +224,7 @@ func (c *Client) appendBinds(s *cslot, wrs []verbs.SendWR) []verbs.SendWR {
 		}
 		c.stats.binds.Add(1)
 		wrs = append(wrs, verbs.SendWR{
-			ID: sendWRID(wrOther, s.idx), Opcode: verbs.OpBindMW,
+			ID: wr.ID(wr.Other, s.idx), Opcode: verbs.OpBindMW,
 			Bind: verbs.WindowBind{Window: sw.w, MR: sw.mr, Offset: 0, Length: sw.n, Access: sw.access, RKey: sw.rkey},
 		})
 	}
@@ -252,12 +251,12 @@ func (c *Client) localInvWRs(s *cslot) []verbs.SendWR {
 	wrs := s.keys.invWRs[:0]
 	for _, sw := range [2]*slotWindow{&s.keys.in, &s.keys.out} {
 		if sw.bound && sw.sub == nil {
-			wrs = append(wrs, verbs.SendWR{ID: sendWRID(wrOther, s.idx), Opcode: verbs.OpLocalInv, InvalidateRKey: sw.rkey})
+			wrs = append(wrs, verbs.SendWR{ID: wr.ID(wr.Other, s.idx), Opcode: verbs.OpLocalInv, InvalidateRKey: sw.rkey})
 		}
 	}
 	if len(wrs) > 0 {
 		last := &wrs[len(wrs)-1]
-		last.ID, last.Signaled = sendWRID(wrLocalInv, s.idx), true
+		last.ID, last.Signaled = wr.ID(wr.LocalInv, s.idx), true
 	}
 	return wrs
 }

@@ -1,0 +1,135 @@
+package rpcrdma
+
+// The two RFC 8166 rules of issue 12 for the server's own troubles, on the
+// software fabric with faults injected on the server's queue pairs
+// (faultConn, recovery_test.go): a call the server cannot get a
+// registered buffer for is not reported to the client as ERR_CHUNK, and
+// a Receive that could not be re-posted is never followed by a grant of
+// the full credits.
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	rdmaclient "github.com/gonfsrdma/gonfsrdma/rpcrdma/client"
+	"github.com/gonfsrdma/gonfsrdma/rpcrdma/proto"
+	"github.com/gonfsrdma/gonfsrdma/verbs"
+)
+
+var errInjectedRegister = errors.New("injected: ibv_reg_mr failed (ENOMEM)")
+
+// failRegs holds, per server queue pair, how many Register calls from now
+// on fail (a side table, so faultConn's fields stay recovery_test.go's).
+var failRegs sync.Map // *faultConn -> *atomic.Int32
+
+func (c *faultConn) failRegister(n int32) {
+	v, _ := failRegs.LoadOrStore(c, new(atomic.Int32))
+	v.(*atomic.Int32).Store(n)
+}
+
+// Register fails while failRegister's count lasts, as ibv_reg_mr does
+// when the device or the locked-memory limit is exhausted.
+func (c *faultConn) Register(size int, access verbs.Access) (*verbs.MR, error) {
+	if v, ok := failRegs.Load(c); ok && v.(*atomic.Int32).Add(-1) >= 0 {
+		return nil, errInjectedRegister
+	}
+	return c.Conn.Register(size, access)
+}
+
+// TestShortageIsNotErrChunk: the server cannot register the buffer a call
+// needs (READ payload staging for a Write chunk, reply staging for a
+// Reply chunk, call assembly around a Read chunk). Before, the first came
+// back as RDMA_ERROR ERR_CHUNK, which makes the Linux client fail the
+// RPC without retransmitting, and the other two got no answer at all.
+// Now the server logs it once, counts it and drops the connection; the
+// call fails with ErrClosed (never an RDMAError), nothing leaks, and the
+// retransmission on a new connection gets the right answer (APPEND runs
+// exactly once).
+func TestShortageIsNotErrChunk(t *testing.T) {
+	data := make([]byte, 64<<10)
+	pattern(3, data)
+	for _, c := range []struct {
+		name string
+		cc   *oncrpcCall
+		step string
+	}{
+		{"WriteChunkPayload", &oncrpcCall{fetchCall(256<<10, 9), nil}, "staging the READ payload"},
+		{"ReplyChunk", &oncrpcCall{listCall(128 << 10), nil}, "staging the reply for the Reply chunk"},
+		{"ReadChunkAssembly", &oncrpcCall{appendCall(data), data}, "assembling the call around its Read chunks"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newFaultEnv(t, &ledger{})
+			cl := e.dial()
+			fc := e.prov.nth(t, 1)
+			fc.failRegister(1 << 20)
+			xid := cl.NextXID()
+			_, err := cl.Call(ctxT(t), withXID(c.cc.cc, xid))
+			var re *rdmaclient.RDMAError
+			if errors.As(err, &re) {
+				t.Fatalf("shortage answered with RDMA_ERROR %v", re.Code)
+			}
+			if !errors.Is(err, rdmaclient.ErrClosed) {
+				t.Fatalf("call during the shortage: %v, want ErrClosed (connection dropped)", err)
+			}
+			fc.failRegister(0)
+			e.closeAndCheckMemory(cl)
+			if n := e.srv.Stats().Shortages; n != 1 {
+				t.Fatalf("Stats().Shortages = %d, want 1", n)
+			}
+			e.oneWarning("connection failed", map[string]string{"first_error": errInjectedRegister.Error(), "work_request": c.step})
+			seq := e.retransmit(c.cc.cc, c.cc.data, xid)
+			if c.cc.cc.Proc == ledgerAppend && (seq != 1 || e.led.appends.Load() != 1) {
+				t.Fatalf("APPEND ran %d times, sequence %d: want once", e.led.appends.Load(), seq)
+			}
+		})
+	}
+}
+
+// oncrpcCall is a call and the data its results must match.
+type oncrpcCall struct {
+	cc   *oncrpc.ClientCall
+	data []byte
+}
+
+// TestRepostFailureLowersGrant: a Receive the completion loop could not
+// re-post stays owed, and every reply built until it is posted grants
+// Credits less what is owed (never 0), as RFC 8166 section 3.3.1 asks
+// (a grant covers Receives actually posted); the connection is then torn
+// down (TestRecoveryReceiveRepostFails). The completion loop is idle
+// here, so the test runs its re-post step itself.
+func TestRepostFailureLowersGrant(t *testing.T) {
+	e := newFaultEnv(t, &ledger{})
+	cl := e.dial()
+	fc := e.prov.nth(t, 1)
+	conns := e.srv.life.Conns(nil)
+	if len(conns) != 1 {
+		t.Fatalf("%d server connections, want 1", len(conns))
+	}
+	c := conns[0]
+	if g := c.grant(); g != c.credits {
+		t.Fatalf("grant before any failure = %d, want %d", g, c.credits)
+	}
+	fc.failPostRecv(1)
+	// As if a Receive completed: it is consumed and its replacement
+	// cannot be posted.
+	c.repost()
+	if g := c.grant(); g != c.credits-1 {
+		t.Fatalf("grant after a failed re-post = %d, want %d", g, c.credits-1)
+	}
+	b := proto.AppendError(nil, 1, c.grant(), proto.ErrChunk)
+	if g, _ := proto.PeekCredits(b); g >= c.credits {
+		t.Fatalf("a reply after the failed re-post grants %d of %d credits", g, c.credits)
+	}
+	// The grant never reaches 0, however many are owed.
+	c.mu.Lock()
+	c.owed = int(c.credits) + 5
+	c.mu.Unlock()
+	if g := c.grant(); g != 1 {
+		t.Fatalf("grant with every Receive owed = %d, want 1", g)
+	}
+	e.closeAndCheckMemory(cl)
+	e.oneWarning("connection failed", map[string]string{"first_error": errInjectedPostRecv.Error(), "work_request": "receive re-post"})
+}
