@@ -82,10 +82,11 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags nordma ./verbs/...
-	CGO_ENABLED=0 $(GO) vet ./verbs/... ./rpcrdma/ ./daemon/ ./cmd/...
+	CGO_ENABLED=0 $(GO) vet ./verbs/... ./rpcrdma/... ./daemon/ ./cmd/...
 	$(GO) vet -tags ceph $(CEPH_PKGS)
 	@cgo=$$($(GO) list -tags ceph -f '{{if .CgoFiles}}{{.ImportPath}}{{end}}' $(PKGS) | grep -v -e '/verbs$$' -e '/vfs/cephfs$$' || true); \
 	  if [ -n "$$cgo" ]; then echo "cgo outside verbs/ and vfs/cephfs/: $$cgo"; exit 1; fi
+	@scripts/importcheck.sh
 
 # Then the builds without RDMA, where TestNoRDMABuild runs: the nordma
 # tag, and no cgo at all (verbs falls back to the same stub).
@@ -93,7 +94,7 @@ test:
 	$(GO) test -race -count=1 -timeout 15m $(PKGS)
 	$(GO) test -count=1 -tags nordma ./verbs/...
 	CGO_ENABLED=0 $(GO) build ./...
-	CGO_ENABLED=0 $(GO) test -count=1 ./verbs/... ./rpcrdma/ ./daemon/
+	CGO_ENABLED=0 $(GO) test -count=1 ./verbs/... ./rpcrdma/... ./daemon/
 	# Memory and availability bounds, asserted without the race detector.
 	$(GO) test -count=1 -run '^TestRSS' ./oncrpc/
 

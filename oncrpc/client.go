@@ -50,7 +50,7 @@ type ClientCall struct {
 	// caller must leave it alone until Call returns (also when the call
 	// fails or its context is cancelled: Call returns only once the
 	// transport no longer writes to it). It is a hint that a transport may
-	// ignore: Client uses it on TCP only; rpcrdma.Client appends the
+	// ignore: Client uses it on TCP only; rpcrdma/client.Client appends the
 	// results to it.
 	ReplyBuf []byte
 }
