@@ -10,6 +10,7 @@ import (
 
 	"github.com/gonfsrdma/gonfsrdma/metrics"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
+	"github.com/gonfsrdma/gonfsrdma/vfs"
 )
 
 // health is what /healthz and gonfsrdma_ready say: up once Start has
@@ -85,6 +86,7 @@ func (d *Daemon) metricsSources() metrics.Sources {
 		Clients:        d.clients,
 		TopClients:     d.cfg.MetricsTopClients,
 		Exports:        d.st.exportBytes,
+		FileCaches:     d.st.fileCaches,
 		Reloads:        d.reloads.totals,
 	}
 	svc, _ := d.rdma.(*rdmaService)
@@ -169,6 +171,22 @@ func (st *exportState) exportBytes() []metrics.ExportBytes {
 			if r|w != 0 {
 				out = append(out, metrics.ExportBytes{Export: path, Transport: t.String(), Read: r, Write: w})
 			}
+		}
+	}
+	return out
+}
+
+// fileCaches reads the open-file cache counters of the current exports.
+func (st *exportState) fileCaches() []metrics.ExportCache {
+	set := st.cur.Load()
+	if set == nil {
+		return nil
+	}
+	var out []metrics.ExportCache
+	for path, e := range set.byPath {
+		if oc, ok := e.nfs.FS.(vfs.OpenFileCacher); ok {
+			c := oc.OpenFileCache()
+			out = append(out, metrics.ExportCache{Export: path, Hits: c.Hits, Misses: c.Misses, Evictions: c.Evictions, Open: c.Open})
 		}
 	}
 	return out

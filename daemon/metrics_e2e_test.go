@@ -321,6 +321,13 @@ func TestMetricsWorkloadCounts(t *testing.T) {
 			t.Errorf("%s{%s,%s} = %v, want the %d data bytes plus at most 1 KiB a message", rpc, c.transport, c.dir, got, c.data)
 		}
 	}
+	// Every NFS call above names a handle the open-file cache holds
+	// (the root, or the file CREATE cached): at least 10 hits (LOOKUP of
+	// a missing name resolves only its directory), no miss.
+	if hits := s.Value("gonfsrdma_vfs_open_file_cache_hits_total", "export", m.dir); hits < 10 {
+		t.Errorf("open-file cache hits %v, want at least 10", hits)
+	}
+	wantValue(t, s, 0, "gonfsrdma_vfs_open_file_cache_misses_total", "export", m.dir)
 	// CREATE is the only non-idempotent call: one miss, nothing replayed.
 	wantValue(t, s, 1, "gonfsrdma_drc_misses_total")
 	wantValue(t, s, 0, "gonfsrdma_drc_hits_total")

@@ -30,6 +30,9 @@ type Sources struct {
 	// Exports returns the NFS READ and WRITE bytes per export and
 	// transport.
 	Exports func() []ExportBytes
+	// FileCaches returns the open-file cache counters of the exports
+	// whose backend has one.
+	FileCaches func() []ExportCache
 	// DRC returns the duplicate request cache's counters.
 	DRC func() oncrpc.DRCCounts
 
@@ -54,6 +57,13 @@ type Sources struct {
 type ExportBytes struct {
 	Export, Transport string
 	Read, Write       uint64
+}
+
+// ExportCache is one export's open-file cache counters.
+type ExportCache struct {
+	Export                  string
+	Hits, Misses, Evictions uint64
+	Open                    int64
 }
 
 // RDMATotals are the RPC-over-RDMA server's counters.
@@ -94,6 +104,7 @@ func newCollector(src Sources) *collector {
 	add(src.Ready != nil, famReady)
 	add(src.Calls != nil, famCalls, famCallDuration, famRejected, famRPCBytes)
 	add(src.Exports != nil, famNFSBytes)
+	add(src.FileCaches != nil, famFileCacheHits, famFileCacheMisses, famFileCacheEvictions, famOpenFiles)
 	add(src.Clients != nil, famClientCalls, famClientBytes, famClientsKnown)
 	add(src.DRC != nil, famDRCHits, famDRCMisses, famDRCEvictions, famDRCDrops)
 	add(src.Conns != nil, famConns)
@@ -153,6 +164,14 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		for _, e := range s.Exports() {
 			c.emit(ch, famNFSBytes, float64(e.Read), e.Export, e.Transport, "read")
 			c.emit(ch, famNFSBytes, float64(e.Write), e.Export, e.Transport, "write")
+		}
+	}
+	if s.FileCaches != nil {
+		for _, e := range s.FileCaches() {
+			c.emit(ch, famFileCacheHits, float64(e.Hits), e.Export)
+			c.emit(ch, famFileCacheMisses, float64(e.Misses), e.Export)
+			c.emit(ch, famFileCacheEvictions, float64(e.Evictions), e.Export)
+			c.emit(ch, famOpenFiles, float64(e.Open), e.Export)
 		}
 	}
 	if s.DRC != nil {

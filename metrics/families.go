@@ -47,15 +47,19 @@ var (
 
 // Families fed by counters in the packages that own the events.
 var (
-	famCalls        = Family{Namespace + "_rpc_calls_total", "RPC calls answered, by program, version, procedure and status: the procedure's result status (nfsstat3 name for NFS and MOUNT, nlm4_stats for NLM, ok for programs without one), or the RPC-level answer (garbage_args, system_err, auth_error, drc_replay).", "counter", []string{"program", "version", "procedure", "status"}}
-	famCallDuration = Family{Namespace + "_rpc_call_duration_seconds", "Time from decoding a call to its reply being ready, by procedure (power-of-two buckets from 1.024 µs).", "histogram", []string{"program", "version", "procedure"}}
-	famRPCBytes     = Family{Namespace + "_rpc_bytes_total", "RPC message bytes, by transport and direction (in: calls as dispatched, Read-chunk data included; out: replies, payload included).", "counter", []string{"transport", "direction"}}
-	famRejected     = Family{Namespace + "_rpc_rejected_total", "RPC calls answered before any procedure ran, by reason (GARBAGE_HEADER, RPC_MISMATCH, AUTH_ERROR, PROG_UNAVAIL, PROG_MISMATCH, PROC_UNAVAIL).", "counter", []string{"reason"}}
-	famDRCHits      = Family{Namespace + "_drc_hits_total", "Retransmissions answered from the duplicate request cache.", "counter", nil}
-	famDRCMisses    = Family{Namespace + "_drc_misses_total", "Non-idempotent calls run and cached by the duplicate request cache.", "counter", nil}
-	famDRCEvictions = Family{Namespace + "_drc_evictions_total", "Replies dropped from the duplicate request cache for its bounds or their age.", "counter", nil}
-	famDRCDrops     = Family{Namespace + "_drc_in_progress_drops_total", "Retransmissions of a call still in progress, dropped unanswered.", "counter", nil}
-	famNFSBytes     = Family{Namespace + "_nfs_bytes_total", "NFS READ and WRITE data bytes, by export, transport and operation.", "counter", []string{"export", "transport", "op"}}
+	famCalls              = Family{Namespace + "_rpc_calls_total", "RPC calls answered, by program, version, procedure and status: the procedure's result status (nfsstat3 name for NFS and MOUNT, nlm4_stats for NLM, ok for programs without one), or the RPC-level answer (garbage_args, system_err, auth_error, drc_replay).", "counter", []string{"program", "version", "procedure", "status"}}
+	famCallDuration       = Family{Namespace + "_rpc_call_duration_seconds", "Time from decoding a call to its reply being ready, by procedure (power-of-two buckets from 1.024 µs).", "histogram", []string{"program", "version", "procedure"}}
+	famRPCBytes           = Family{Namespace + "_rpc_bytes_total", "RPC message bytes, by transport and direction (in: calls as dispatched, Read-chunk data included; out: replies, payload included).", "counter", []string{"transport", "direction"}}
+	famRejected           = Family{Namespace + "_rpc_rejected_total", "RPC calls answered before any procedure ran, by reason (GARBAGE_HEADER, RPC_MISMATCH, AUTH_ERROR, PROG_UNAVAIL, PROG_MISMATCH, PROC_UNAVAIL).", "counter", []string{"reason"}}
+	famDRCHits            = Family{Namespace + "_drc_hits_total", "Retransmissions answered from the duplicate request cache.", "counter", nil}
+	famDRCMisses          = Family{Namespace + "_drc_misses_total", "Non-idempotent calls run and cached by the duplicate request cache.", "counter", nil}
+	famDRCEvictions       = Family{Namespace + "_drc_evictions_total", "Replies dropped from the duplicate request cache for its bounds or their age.", "counter", nil}
+	famDRCDrops           = Family{Namespace + "_drc_in_progress_drops_total", "Retransmissions of a call still in progress, dropped unanswered.", "counter", nil}
+	famFileCacheHits      = Family{Namespace + "_vfs_open_file_cache_hits_total", "File handle resolutions answered from the backend's open-file cache, by export.", "counter", []string{"export"}}
+	famFileCacheMisses    = Family{Namespace + "_vfs_open_file_cache_misses_total", "File handle resolutions that opened the object (open_by_handle_at), by export.", "counter", []string{"export"}}
+	famFileCacheEvictions = Family{Namespace + "_vfs_open_file_cache_evictions_total", "Open-file cache entries closed for the cache's bound, by export.", "counter", []string{"export"}}
+	famOpenFiles          = Family{Namespace + "_vfs_open_files", "Descriptors the backend's open-file cache holds, by export.", "gauge", []string{"export"}}
+	famNFSBytes           = Family{Namespace + "_nfs_bytes_total", "NFS READ and WRITE data bytes, by export, transport and operation.", "counter", []string{"export", "transport", "op"}}
 
 	famClientCalls  = Family{Namespace + "_client_calls_total", "RPC calls of the busiest client addresses (the top --metrics-top-clients by bytes).", "counter", []string{"client"}}
 	famClientBytes  = Family{Namespace + "_client_bytes_total", "RPC bytes of the busiest client addresses, by direction.", "counter", []string{"client", "direction"}}

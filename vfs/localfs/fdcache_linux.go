@@ -46,6 +46,9 @@ type fdCache struct {
 	byIno map[uint64]*fdEntry
 	lru   list.List
 	open  atomic.Int64 // descriptors currently held by entries
+
+	// Counters for the metrics, added under mu, read without it.
+	hits, misses, evictions atomic.Uint64
 }
 
 func newFDCache(max int) *fdCache {
@@ -62,6 +65,9 @@ func (c *fdCache) get(h []byte) *fdEntry {
 		if e.elem != nil {
 			c.lru.MoveToFront(e.elem)
 		}
+		c.hits.Add(1)
+	} else {
+		c.misses.Add(1)
 	}
 	c.mu.Unlock()
 	return e
@@ -93,6 +99,7 @@ func (c *fdCache) put(e *fdEntry, pinned bool) *fdEntry {
 	var victims []*fdEntry
 	for c.lru.Len() > c.max {
 		v := c.lru.Back().Value.(*fdEntry)
+		c.evictions.Add(1)
 		if victim := c.unlinkLocked(v); victim != nil {
 			victims = append(victims, victim)
 		}
@@ -184,4 +191,12 @@ func (c *fdCache) closeEntry(e *fdEntry) {
 		}
 	}
 	e.fd, e.rfd, e.wfd = -1, -1, -1
+}
+
+// OpenFileCache implements vfs.OpenFileCacher: the handle cache's
+// counters (a lookup is a hit or a miss; a miss that resolves the handle
+// inserts an entry).
+func (f *FS) OpenFileCache() vfs.CacheCounts {
+	c := f.cache
+	return vfs.CacheCounts{Hits: c.hits.Load(), Misses: c.misses.Load(), Evictions: c.evictions.Load(), Open: c.open.Load()}
 }
