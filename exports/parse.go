@@ -19,6 +19,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gonfsrdma/gonfsrdma/internal/editdist"
 )
 
 // Error is a problem in an exports file.
@@ -863,34 +865,14 @@ func didYouMean(s string, cands []string, fallback string) string {
 	return fmt.Sprintf("did you mean %q?", best)
 }
 
-// editDistance is the optimal-string-alignment distance between a and b:
-// insertions, deletions, substitutions and swaps of adjacent bytes each
-// cost one. Long strings just score badly (options are short).
+// editDistance is editdist.Distance for option words; long strings just
+// score badly (options are short), which bounds the work a hostile file
+// can cause.
 func editDistance(a, b string) int {
 	if len(a) > 64 || len(b) > 64 {
 		return 64
 	}
-	d := make([][]int, len(a)+1)
-	for i := range d {
-		d[i] = make([]int, len(b)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(a)][len(b)]
+	return editdist.Distance(a, b)
 }
 
 // spec parses a client spec (not empty) into a matcher.

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v3"
+
+	"github.com/gonfsrdma/gonfsrdma/internal/editdist"
 )
 
 // explainUsage installs the usage-error handlers on root and every
@@ -94,7 +96,7 @@ func typo(name, typed string) (int, bool) {
 	if len(typed) >= 2 && strings.HasPrefix(name, typed) {
 		return 1, true
 	}
-	d := editDistance(name, typed)
+	d := editdist.Distance(name, typed)
 	return d, len(name) >= 3 && d <= max(1, min(2, len(name)/3))
 }
 
@@ -234,31 +236,4 @@ func kindOfDoc(df cli.DocGenerationFlag) string {
 		return "duration"
 	}
 	return "value"
-}
-
-// editDistance is the edit distance of a and b counting insertions,
-// deletions, substitutions and swaps of neighbours (optimal string
-// alignment), so "benhc" is one edit from "bench".
-func editDistance(a, b string) int {
-	d := make([][]int, len(a)+1)
-	for i := range d {
-		d[i] = make([]int, len(b)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(a)][len(b)]
 }
