@@ -257,7 +257,7 @@ func Start(ctx context.Context, log *zap.Logger, cfg Config) (_ *Daemon, err err
 		log.Warn("locking (NLM) is off (--no-nlm): clients must mount with -o nolock")
 	}
 
-	if d.rdma, d.rdmaPort, err = startRDMA(ctx, log, cfg, disp, d.limits, &d.rdmaWhyNot); err != nil {
+	if d.rdma, d.rdmaPort, err = startRDMA(ctx, log, cfg, disp, d.limits, d.clients, &d.rdmaWhyNot); err != nil {
 		return nil, err
 	}
 

@@ -104,8 +104,15 @@ func (d *Daemon) metricsSources() metrics.Sources {
 	}
 	if svc != nil {
 		src.RDMA = func() metrics.RDMATotals {
-			s := svc.srv.Stats()
-			return metrics.RDMATotals{CopiedBytes: s.CopiedBytes, CompletionLoopCalls: s.InlineCalls}
+			k := svc.srv.Counts()
+			return metrics.RDMATotals{
+				ReadChunks: k.ReadChunks, WriteChunks: k.WriteChunks, ReplyChunks: k.ReplyChunks,
+				RDMAReadBytes: k.RDMAReadBytes, RDMAWriteBytes: k.RDMAWriteBytes,
+				InlineRecvBytes: k.InlineRecvBytes, InlineSendBytes: k.InlineSendBytes,
+				ReplyChunkReplies: k.ReplyChunkReplies, QPErrors: k.QPErrors, Disconnects: k.Disconnects,
+				CreditsGranted: k.CreditsGranted, CreditsInUse: k.CreditsInUse, RegisteredBytes: k.RegisteredBytes,
+				CopiedBytes: k.CopiedBytes, CompletionLoopCalls: k.CompletionLoopCalls, Shortages: k.Shortages,
+			}
 		}
 	}
 	if d.nlm != nil {

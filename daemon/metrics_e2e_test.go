@@ -287,21 +287,33 @@ func TestMetricsWorkloadCounts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// 50 files with long names, so that a READDIR of the root is too
+	// large to answer inline (4 KiB): it goes back in the Reply chunk.
+	for i := range 50 {
+		if _, err := nr.Create(ctx, m.root, fmt.Sprintf("%03d-%s", i, strings.Repeat("n", 96)), wire.CreateHow{Mode: wire.Unchecked}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rd, err := nr.Readdir(ctx, m.root, 0, [wire.CookieVerfSize]byte{}, 64<<10)
+	if err != nil || len(rd.Entries) != 53 || !rd.EOF {
+		t.Fatalf("READDIR over RDMA: %v, %d entries", err, len(rd.Entries))
+	}
 
 	s := m.scrape(t)
 	nfs := func(proc, status string) []string {
 		return []string{"program", "nfs", "version", "3", "procedure", proc, "status", status}
 	}
 	calls := "gonfsrdma_rpc_calls_total"
-	wantValue(t, s, 1, calls, nfs("CREATE", "NFS3_OK")...)
+	wantValue(t, s, 51, calls, nfs("CREATE", "NFS3_OK")...)
+	wantValue(t, s, 1, calls, nfs("READDIR", "NFS3_OK")...)
 	wantValue(t, s, 2, calls, nfs("WRITE", "NFS3_OK")...)
 	wantValue(t, s, 2, calls, nfs("READ", "NFS3_OK")...)
 	wantValue(t, s, 5, calls, nfs("GETATTR", "NFS3_OK")...)
 	wantValue(t, s, 1, calls, nfs("LOOKUP", "NFS3ERR_NOENT")...)
-	wantValue(t, s, 11, calls, "program", "nfs")
+	wantValue(t, s, 62, calls, "program", "nfs")
 	wantValue(t, s, 1, calls, "program", "mount", "procedure", "MOUNTPROC3_MNT", "status", "MNT3_OK")
 	wantValue(t, s, 5, "gonfsrdma_rpc_call_duration_seconds", "program", "nfs", "procedure", "GETATTR")
-	wantValue(t, s, 11, "gonfsrdma_rpc_call_duration_seconds", "program", "nfs")
+	wantValue(t, s, 62, "gonfsrdma_rpc_call_duration_seconds", "program", "nfs")
 
 	data := "gonfsrdma_nfs_bytes_total"
 	wantValue(t, s, float64(len(small)), data, "export", m.dir, "transport", "tcp", "op", "write")
@@ -315,7 +327,7 @@ func TestMetricsWorkloadCounts(t *testing.T) {
 	for _, c := range []struct {
 		transport, dir string
 		data, calls    int
-	}{{"tcp", "in", len(small), 7}, {"tcp", "out", len(small), 7}, {"rdma", "in", len(big), 4}, {"rdma", "out", len(big), 4}} {
+	}{{"tcp", "in", len(small), 7}, {"tcp", "out", len(small), 7}, {"rdma", "in", len(big), 55}, {"rdma", "out", len(big) + 50*100, 55}} {
 		got := s.Value(rpc, "transport", c.transport, "direction", c.dir)
 		if got <= float64(c.data) || got > float64(c.data+c.calls*1024) {
 			t.Errorf("%s{%s,%s} = %v, want the %d data bytes plus at most 1 KiB a message", rpc, c.transport, c.dir, got, c.data)
@@ -328,8 +340,33 @@ func TestMetricsWorkloadCounts(t *testing.T) {
 		t.Errorf("open-file cache hits %v, want at least 10", hits)
 	}
 	wantValue(t, s, 0, "gonfsrdma_vfs_open_file_cache_misses_total", "export", m.dir)
-	// CREATE is the only non-idempotent call: one miss, nothing replayed.
-	wantValue(t, s, 1, "gonfsrdma_drc_misses_total")
+	// RDMA: the WRITE's data came in one Read chunk, the READ's went
+	// out in one Write chunk, READDIR offered the only Reply chunk and
+	// its reply used it; every other call and reply was inline.
+	wantValue(t, s, 1, "gonfsrdma_rdma_chunks_total", "kind", "read")
+	wantValue(t, s, 1, "gonfsrdma_rdma_chunks_total", "kind", "write")
+	wantValue(t, s, 1, "gonfsrdma_rdma_chunks_total", "kind", "reply")
+	wantValue(t, s, 1, "gonfsrdma_rdma_reply_chunk_replies_total")
+	wantValue(t, s, float64(len(big)), "gonfsrdma_rdma_bytes_total", "method", "rdma_read")
+	// RDMA Writes: the READ data and the READDIR reply (53 entries, 50 of
+	// more than 100 bytes: over the inline 4 KiB, within 16 KiB).
+	if w := s.Value("gonfsrdma_rdma_bytes_total", "method", "rdma_write") - float64(len(big)); w < 50*100 || w > 16<<10 {
+		t.Errorf("RDMA Write bytes beyond the READ data: %v, want the READDIR reply", w)
+	}
+	for _, method := range []string{"inline_recv", "inline_send"} {
+		// 55 messages each way of at most 4 KiB inline, at least 28 bytes.
+		if v := s.Value("gonfsrdma_rdma_bytes_total", "method", method); v < 55*28 || v > 55*4096 {
+			t.Errorf("%s bytes %v for 55 messages", method, v)
+		}
+	}
+	wantValue(t, s, 16, "gonfsrdma_rdma_credits_granted") // one connection open
+	wantValue(t, s, 0, "gonfsrdma_rdma_credits_in_use")
+	wantValue(t, s, 0, "gonfsrdma_rdma_qp_errors_total")
+	if s.Value("gonfsrdma_rdma_registered_bytes") <= 0 {
+		t.Error("no registered memory reported with a connection open")
+	}
+	// The 51 CREATEs are the only non-idempotent calls: misses, nothing replayed.
+	wantValue(t, s, 51, "gonfsrdma_drc_misses_total")
 	wantValue(t, s, 0, "gonfsrdma_drc_hits_total")
 }
 

@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
+	"github.com/gonfsrdma/gonfsrdma/metrics/meter"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	"github.com/gonfsrdma/gonfsrdma/rpcrdma"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
@@ -39,7 +40,7 @@ func (r *rdmaService) Shutdown(ctx context.Context) error {
 // TCP carries on, unless cfg.RequireRDMA.
 // The reason RDMA is not served, when it is not and that is not fatal,
 // goes to *whyNot (the start-up summary says it).
-func startRDMA(_ context.Context, log *zap.Logger, cfg Config, disp *oncrpc.Dispatcher, limits *oncrpc.Limits, whyNot *error) (rdmaServer, uint16, error) {
+func startRDMA(_ context.Context, log *zap.Logger, cfg Config, disp *oncrpc.Dispatcher, limits *oncrpc.Limits, clients *meter.Clients, whyNot *error) (rdmaServer, uint16, error) {
 	if cfg.RDMAAddr == "" {
 		log.Info("RDMA disabled (--rdma-listen is empty)")
 		return nil, 0, nil
@@ -61,7 +62,7 @@ func startRDMA(_ context.Context, log *zap.Logger, cfg Config, disp *oncrpc.Disp
 		provider = p
 	}
 	rcfg := rpcrdma.Config{Credits: cfg.RDMACredits, InlineRecv: cfg.RDMAInline, InlineSend: cfg.RDMAInline,
-		Conns: limits, MaxPinned: cfg.RDMAMaxPinned, IdleTimeout: cfg.IdleTimeout,
+		Conns: limits, MaxPinned: cfg.RDMAMaxPinned, IdleTimeout: cfg.IdleTimeout, Clients: clients,
 		// As knfsd (svc_rdma_get_inv_rkey): when the client's private
 		// data accepts it (the Linux client's always does), a reply whose
 		// call used one steering tag invalidates it, so the client

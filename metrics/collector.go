@@ -68,7 +68,15 @@ type ExportCache struct {
 
 // RDMATotals are the RPC-over-RDMA server's counters.
 type RDMATotals struct {
-	CopiedBytes, CompletionLoopCalls int64
+	ReadChunks, WriteChunks, ReplyChunks uint64
+	RDMAReadBytes, RDMAWriteBytes        uint64
+	InlineRecvBytes, InlineSendBytes     uint64
+	ReplyChunkReplies                    uint64
+	QPErrors, Disconnects                uint64
+	CreditsGranted, CreditsInUse         int64
+	RegisteredBytes                      int64
+	CopiedBytes, CompletionLoopCalls     int64
+	Shortages                            int64
 }
 
 // LockTotals are the lock table's contents by kind.
@@ -109,7 +117,8 @@ func newCollector(src Sources) *collector {
 	add(src.DRC != nil, famDRCHits, famDRCMisses, famDRCEvictions, famDRCDrops)
 	add(src.Conns != nil, famConns)
 	add(src.TCPBufferBytes != nil, famTCPBuffers)
-	add(src.RDMA != nil, famRDMACopied, famRDMAQuick)
+	add(src.RDMA != nil, famRDMAChunks, famRDMABytes, famRDMAReplyChunk, famRDMAQPErrors, famRDMADisconn,
+		famRDMAGranted, famRDMAInUse, famRDMARegistered, famRDMAShortages, famRDMACopied, famRDMAQuick)
 	add(src.DRCEntries != nil, famDRCEntries)
 	add(src.Locks != nil, famLocksHeld, famLocksBlocked, famShares)
 	add(src.Grace != nil, famGrace, famGraceEnd)
@@ -191,6 +200,20 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if s.RDMA != nil {
 		r := s.RDMA()
+		c.emit(ch, famRDMAChunks, float64(r.ReadChunks), "read")
+		c.emit(ch, famRDMAChunks, float64(r.WriteChunks), "write")
+		c.emit(ch, famRDMAChunks, float64(r.ReplyChunks), "reply")
+		c.emit(ch, famRDMABytes, float64(r.RDMAReadBytes), "rdma_read")
+		c.emit(ch, famRDMABytes, float64(r.RDMAWriteBytes), "rdma_write")
+		c.emit(ch, famRDMABytes, float64(r.InlineRecvBytes), "inline_recv")
+		c.emit(ch, famRDMABytes, float64(r.InlineSendBytes), "inline_send")
+		c.emit(ch, famRDMAReplyChunk, float64(r.ReplyChunkReplies))
+		c.emit(ch, famRDMAQPErrors, float64(r.QPErrors))
+		c.emit(ch, famRDMADisconn, float64(r.Disconnects))
+		c.emit(ch, famRDMAGranted, float64(r.CreditsGranted))
+		c.emit(ch, famRDMAInUse, float64(r.CreditsInUse))
+		c.emit(ch, famRDMARegistered, float64(r.RegisteredBytes))
+		c.emit(ch, famRDMAShortages, float64(r.Shortages))
 		c.emit(ch, famRDMACopied, float64(r.CopiedBytes))
 		c.emit(ch, famRDMAQuick, float64(r.CompletionLoopCalls))
 	}

@@ -31,18 +31,27 @@ var (
 	famBuildInfo = Family{Namespace + "_build_info", "Always 1; the version label is the server's version.", "gauge", []string{"version"}}
 	famReady     = Family{Namespace + "_ready", "1 when every listener is up (what /healthz answers), else 0.", "gauge", nil}
 
-	famConns        = Family{Namespace + "_connections", "Connections open, by transport (NFS, MOUNT, rpcbind, NLM and NSM over TCP; NFS over RDMA).", "gauge", []string{"transport"}}
-	famTCPBuffers   = Family{Namespace + "_tcp_buffer_bytes", "Bytes of TCP call and reply buffers held by connections (see --buffer-budget-mib).", "gauge", nil}
-	famRDMACopied   = Family{Namespace + "_rdma_copied_bytes_total", "Bytes the RDMA transport copied between Go memory and registered buffers (inline pull-up, Reply-chunk staging, inline parts around Read chunks).", "counter", nil}
-	famRDMAQuick    = Family{Namespace + "_rdma_completion_loop_calls_total", "Calls run on an RDMA connection's completion goroutine (quick metadata calls without chunks) instead of a worker.", "counter", nil}
-	famDRCEntries   = Family{Namespace + "_drc_entries", "Replies (and calls in progress) held by the duplicate request cache.", "gauge", nil}
-	famLocksHeld    = Family{Namespace + "_nlm_locks_held", "Byte-range locks granted by the lock manager (NLM) and held now.", "gauge", nil}
-	famLocksBlocked = Family{Namespace + "_nlm_locks_blocked", "Blocked NLM lock requests waiting for a grant.", "gauge", nil}
-	famShares       = Family{Namespace + "_nlm_shares", "NLM share reservations (DOS-style opens) held now.", "gauge", nil}
-	famGrace        = Family{Namespace + "_nlm_grace_active", "1 while the lock manager's grace period (reclaims only) is on, else 0.", "gauge", nil}
-	famGraceEnd     = Family{Namespace + "_nlm_grace_end_timestamp_seconds", "When the current or last grace period ends or ended (Unix time).", "gauge", nil}
-	famReloads      = Family{Namespace + "_exports_reloads_total", "Exports file reloads (SIGHUP), by result: ok, or error (the previous exports stay).", "counter", []string{"result"}}
-	famReloadTime   = Family{Namespace + "_exports_last_reload_success_timestamp_seconds", "When the exports table was last loaded successfully (start or reload, Unix time).", "gauge", nil}
+	famConns          = Family{Namespace + "_connections", "Connections open, by transport (NFS, MOUNT, rpcbind, NLM and NSM over TCP; NFS over RDMA).", "gauge", []string{"transport"}}
+	famTCPBuffers     = Family{Namespace + "_tcp_buffer_bytes", "Bytes of TCP call and reply buffers held by connections (see --buffer-budget-mib).", "gauge", nil}
+	famRDMACopied     = Family{Namespace + "_rdma_copied_bytes_total", "Bytes the RDMA transport copied between Go memory and registered buffers (inline pull-up, Reply-chunk staging, inline parts around Read chunks).", "counter", nil}
+	famRDMAChunks     = Family{Namespace + "_rdma_chunks_total", "Chunks offered by RPC-over-RDMA calls, by kind (read, write, reply; RFC 8166 section 3.4.3).", "counter", []string{"kind"}}
+	famRDMABytes      = Family{Namespace + "_rdma_bytes_total", "RPC-over-RDMA bytes by how they moved: rdma_read (Read chunks pulled by the server), rdma_write (Write and Reply chunks pushed), inline_recv and inline_send (whole Receive and Send messages).", "counter", []string{"method"}}
+	famRDMAReplyChunk = Family{Namespace + "_rdma_reply_chunk_replies_total", "Replies sent through the client's Reply chunk (RDMA_NOMSG).", "counter", nil}
+	famRDMAQPErrors   = Family{Namespace + "_rdma_qp_errors_total", "Work completions in error other than flushes: a queue pair failed.", "counter", nil}
+	famRDMADisconn    = Family{Namespace + "_rdma_disconnects_total", "RPC-over-RDMA connections that ended (client close, idle timeout, error, shutdown).", "counter", nil}
+	famRDMAGranted    = Family{Namespace + "_rdma_credits_granted", "Credits granted to the RPC-over-RDMA connections open (--rdma-credits each).", "gauge", nil}
+	famRDMAInUse      = Family{Namespace + "_rdma_credits_in_use", "RPC-over-RDMA calls received and not yet released (each holds a credit).", "gauge", nil}
+	famRDMARegistered = Family{Namespace + "_rdma_registered_bytes", "Registered (pinned) memory of the RPC-over-RDMA connections (see --rdma-max-pinned-mib).", "gauge", nil}
+	famRDMAShortages  = Family{Namespace + "_rdma_buffer_shortages_total", "RPC-over-RDMA connections dropped because a call could not get a registered buffer.", "counter", nil}
+	famRDMAQuick      = Family{Namespace + "_rdma_completion_loop_calls_total", "Calls run on an RDMA connection's completion goroutine (quick metadata calls without chunks) instead of a worker.", "counter", nil}
+	famDRCEntries     = Family{Namespace + "_drc_entries", "Replies (and calls in progress) held by the duplicate request cache.", "gauge", nil}
+	famLocksHeld      = Family{Namespace + "_nlm_locks_held", "Byte-range locks granted by the lock manager (NLM) and held now.", "gauge", nil}
+	famLocksBlocked   = Family{Namespace + "_nlm_locks_blocked", "Blocked NLM lock requests waiting for a grant.", "gauge", nil}
+	famShares         = Family{Namespace + "_nlm_shares", "NLM share reservations (DOS-style opens) held now.", "gauge", nil}
+	famGrace          = Family{Namespace + "_nlm_grace_active", "1 while the lock manager's grace period (reclaims only) is on, else 0.", "gauge", nil}
+	famGraceEnd       = Family{Namespace + "_nlm_grace_end_timestamp_seconds", "When the current or last grace period ends or ended (Unix time).", "gauge", nil}
+	famReloads        = Family{Namespace + "_exports_reloads_total", "Exports file reloads (SIGHUP), by result: ok, or error (the previous exports stay).", "counter", []string{"result"}}
+	famReloadTime     = Family{Namespace + "_exports_last_reload_success_timestamp_seconds", "When the exports table was last loaded successfully (start or reload, Unix time).", "gauge", nil}
 )
 
 // Families fed by counters in the packages that own the events.

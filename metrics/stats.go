@@ -187,6 +187,9 @@ func WriteStats(w io.Writer, cur, prev *Snapshot, opts ViewOptions) error {
 		writeCalls(ew, cur, prev, rate)
 	}
 	writeTransports(ew, cur, prev, rate)
+	if cur.Has(famRDMAChunks.Name) {
+		writeRDMA(ew, cur, prev, rate)
+	}
 	if cur.Has(famClientBytes.Name) || cur.Has(famClientsKnown.Name) {
 		writeClients(ew, cur, prev, rate, opts.TopClients)
 	}
@@ -319,6 +322,23 @@ func writeTransports(ew *errWriter, cur, prev *Snapshot, rate rates) {
 		fmt.Fprint(tw, "\n")
 	}
 	ew.setErr(tw.Flush())
+}
+
+func writeRDMA(ew *errWriter, cur, prev *Snapshot, rate rates) {
+	chunks := cur.By(famRDMAChunks.Name, "kind")
+	bytes := cur.By(famRDMABytes.Name, "method")
+	before := prev.By(famRDMABytes.Name, "method")
+	ew.printf("\nrdma: chunks read %.0f, write %.0f, reply %.0f (%.0f replies through a Reply chunk)\n",
+		chunks["read"], chunks["write"], chunks["reply"], cur.Value(famRDMAReplyChunk.Name))
+	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "\tRDMA Read\tRDMA Write\tinline in\tinline out\t\n")
+	fmt.Fprintf(tw, "bytes\t%s\t%s\t%s\t%s\t\n", formatBytes(bytes["rdma_read"]), formatBytes(bytes["rdma_write"]), formatBytes(bytes["inline_recv"]), formatBytes(bytes["inline_send"]))
+	fmt.Fprintf(tw, "/s\t%s\t%s\t%s\t%s\t\n", rate.bytes(bytes["rdma_read"], before["rdma_read"]), rate.bytes(bytes["rdma_write"], before["rdma_write"]),
+		rate.bytes(bytes["inline_recv"], before["inline_recv"]), rate.bytes(bytes["inline_send"], before["inline_send"]))
+	ew.setErr(tw.Flush())
+	ew.printf("credits in use %.0f of %.0f granted, registered %s, QP errors %.0f, disconnects %.0f\n",
+		cur.Value(famRDMAInUse.Name), cur.Value(famRDMAGranted.Name), formatBytes(cur.Value(famRDMARegistered.Name)),
+		cur.Value(famRDMAQPErrors.Name), cur.Value(famRDMADisconn.Name))
 }
 
 func writeClients(ew *errWriter, cur, prev *Snapshot, rate rates, top int) {

@@ -34,6 +34,27 @@ gonfsrdma_rpc_bytes_total{transport="tcp",direction="in"} %TCPIN%
 gonfsrdma_rpc_bytes_total{transport="tcp",direction="out"} 2048
 gonfsrdma_rpc_bytes_total{transport="rdma",direction="in"} 1048576
 gonfsrdma_rpc_bytes_total{transport="rdma",direction="out"} 300
+# TYPE gonfsrdma_rdma_chunks_total counter
+gonfsrdma_rdma_chunks_total{kind="read"} 3
+gonfsrdma_rdma_chunks_total{kind="write"} 4
+gonfsrdma_rdma_chunks_total{kind="reply"} 1
+# TYPE gonfsrdma_rdma_bytes_total counter
+gonfsrdma_rdma_bytes_total{method="rdma_read"} 3145728
+gonfsrdma_rdma_bytes_total{method="rdma_write"} %RDMAWRITE%
+gonfsrdma_rdma_bytes_total{method="inline_recv"} 2000
+gonfsrdma_rdma_bytes_total{method="inline_send"} 1000
+# TYPE gonfsrdma_rdma_reply_chunk_replies_total counter
+gonfsrdma_rdma_reply_chunk_replies_total 1
+# TYPE gonfsrdma_rdma_credits_granted gauge
+gonfsrdma_rdma_credits_granted 64
+# TYPE gonfsrdma_rdma_credits_in_use gauge
+gonfsrdma_rdma_credits_in_use 3
+# TYPE gonfsrdma_rdma_registered_bytes gauge
+gonfsrdma_rdma_registered_bytes 8388608
+# TYPE gonfsrdma_rdma_qp_errors_total counter
+gonfsrdma_rdma_qp_errors_total 0
+# TYPE gonfsrdma_rdma_disconnects_total counter
+gonfsrdma_rdma_disconnects_total 2
 # TYPE gonfsrdma_client_calls_total counter
 gonfsrdma_client_calls_total{client="10.0.0.2"} 60
 gonfsrdma_client_calls_total{client="10.0.0.1"} 41
@@ -52,7 +73,7 @@ gonfsrdma_nlm_grace_active 1
 
 func snapshot(t *testing.T, getattr, tcpIn string, at time.Time) *Snapshot {
 	t.Helper()
-	text := strings.NewReplacer("%GETATTR%", getattr, "%TCPIN%", tcpIn).Replace(exposition)
+	text := strings.NewReplacer("%GETATTR%", getattr, "%TCPIN%", tcpIn, "%RDMAWRITE%", tcpIn+"000").Replace(exposition)
 	s, err := ParseSnapshot(strings.NewReader(text), at)
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +104,12 @@ transports:
   transport  conns   RPC in  RPC out   in/s  out/s
        rdma      1  1.0 MiB    300 B    0 B    0 B
         tcp      2  1.0 KiB  2.0 KiB  512 B    0 B
+
+rdma: chunks read 3, write 4, reply 1 (1 replies through a Reply chunk)
+         RDMA Read  RDMA Write  inline in  inline out
+  bytes    3.0 MiB  1000.0 KiB    2.0 KiB      1000 B
+     /s        0 B   500.0 KiB        0 B         0 B
+credits in use 3 of 64 granted, registered 8.0 MiB, QP errors 0, disconnects 2
 
 clients: 2 known; busiest by bytes:
     client  calls   /s       in    out

@@ -55,6 +55,12 @@ func (c *conn) serveCall(s *slot) {
 		c.sendError(s, s.hdr.XID, proto.ErrChunk)
 		return
 	}
+	k := &c.srv.counters
+	k.readChunks.Add(uint64(len(s.cc.Reads)))
+	k.writeChunks.Add(uint64(len(s.hdr.WriteList)))
+	if s.hdr.HasReply {
+		k.replyChunks.Add(1)
+	}
 	msg := inline
 	if len(s.cc.Reads) > 0 {
 		var err error
@@ -98,7 +104,7 @@ func (c *conn) pullReads(s *slot, inline []byte) ([]byte, error) {
 	buf := m.Bytes()
 	s.wrs, s.sges = s.wrs[:0], s.sges[:0]
 	off, prev := 0, 0
-	copied := 0
+	copied, pulled := 0, 0
 	for _, ch := range s.cc.Reads {
 		pos := int(ch.Position)
 		off += copy(buf[off:], inline[prev:pos])
@@ -111,6 +117,7 @@ func (c *conn) pullReads(s *slot, inline []byte) ([]byte, error) {
 				RemoteAddr: seg.Offset, RKey: seg.Handle,
 			})
 			off += int(seg.Length)
+			pulled += int(seg.Length)
 		}
 		if s.hdr.Proc != proto.ProcNoMsg {
 			off += copy(buf[off:], xdr.Padding(ch.Len))
@@ -139,6 +146,7 @@ func (c *conn) pullReads(s *slot, inline []byte) ([]byte, error) {
 		if st != verbs.WCSuccess {
 			return nil, &verbs.WCError{Status: st}
 		}
+		c.srv.counters.rdmaRead.Add(uint64(pulled))
 	case <-c.deadCh:
 		return nil, errDead
 	}

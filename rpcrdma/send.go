@@ -53,6 +53,7 @@ func (c *conn) sendReply(s *slot) {
 			return
 		}
 		s.wrs, s.sges, s.used = appendWrites(s.wrs, s.sges, s.used, m, off, n, h.WriteList[0], wr.ID(wr.Write, s.idx))
+		c.srv.counters.rdmaWrite.Add(uint64(n))
 		b = proto.AppendReplyMsg(b, h.XID, c.grant(), h.WriteList, s.used)
 		b = append(b, r.Head...)
 		b = append(b, r.Tail...)
@@ -73,6 +74,8 @@ func (c *conn) sendReply(s *slot) {
 		flat := r.AppendFlat(m.Bytes()[:0])
 		copied = len(flat)
 		s.wrs, s.sges, s.used = appendWrites(s.wrs, s.sges, s.used, m, 0, len(flat), h.ReplyChunk, wr.ID(wr.Write, s.idx))
+		c.srv.counters.rdmaWrite.Add(uint64(len(flat)))
+		c.srv.counters.replyChunkReplies.Add(1)
 		b = proto.AppendReplyNoMsg(b, h.XID, c.grant(), h.ReplyChunk, s.used)
 	default:
 		c.log.Info("reply too large for inline and offered chunks", zap.Uint32("xid", h.XID), zap.Int("len", r.Len()),
@@ -173,5 +176,7 @@ func (c *conn) postReply(s *slot, n int, op verbs.WROpcode, inv uint32) {
 		}
 		c.failure.dropped.Add(1)
 		c.release(s)
+		return
 	}
+	c.srv.counters.inlineOut.Add(uint64(n))
 }

@@ -147,6 +147,7 @@ func (c *conn) release(s *slot) {
 	c.busy--
 	idle := c.draining && c.busy == 0
 	c.mu.Unlock()
+	c.srv.counters.inUse.Add(-1)
 	if idle {
 		c.vc.Disconnect()
 	}

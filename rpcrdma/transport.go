@@ -24,6 +24,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/gonfsrdma/gonfsrdma/metrics/meter"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	"github.com/gonfsrdma/gonfsrdma/rpcrdma/internal/wr"
 	"github.com/gonfsrdma/gonfsrdma/rpcrdma/proto"
@@ -64,6 +65,9 @@ type Config struct {
 	// none in progress for this long (limits.go). Default
 	// oncrpc.DefaultIdleTimeout; negative: never.
 	IdleTimeout time.Duration
+	// Clients, when set, counts each connection's calls and bytes under
+	// its client address (for the metrics' busiest clients).
+	Clients *meter.Clients
 }
 
 // Defaults (the ones the client shares are proto's).
@@ -143,6 +147,7 @@ type Server struct {
 	inline atomic.Int64 // calls run on the completion goroutine
 	// shortages counts connections dropped for want of a buffer (shortage).
 	shortages atomic.Int64
+	counters  serverCounters // stats.go
 }
 
 // ErrServerClosed is returned by Serve after Shutdown.
@@ -298,6 +303,8 @@ func (s *Server) accept(req verbs.ConnRequest) {
 	c.peer.Transport = oncrpc.RDMA
 	c.peer.Remote, _ = netip.ParseAddrPort(req.RemoteAddr())
 	c.peer.Local, _ = netip.ParseAddrPort(req.LocalAddr())
+	c.peer.Client = cfg.Clients.Acquire(remote)
+	defer cfg.Clients.Release(c.peer.Client)
 	nslots := 2 * cfg.Credits
 	maxWR := cfg.Limits.MaxReadSegments
 	if k := cfg.Limits.MaxChunkSegments; k > maxWR {
@@ -379,7 +386,10 @@ func (s *Server) accept(req verbs.ConnRequest) {
 			zap.Uint8("initiator_depth", ord), zap.Uint8("peer_responder_resources", req.ResponderResources()),
 			zap.Bool("private_data", hasPD), zap.Bool("remote_invalidate", c.remoteInv))
 	}
+	s.counters.granted.Add(int64(c.credits))
 	c.run()
+	s.counters.granted.Add(-int64(c.credits))
+	s.counters.disconnects.Add(1)
 	s.life.Remove(c)
 }
 
@@ -396,6 +406,9 @@ func (c *conn) complete(wc *verbs.Completion) {
 	}
 	s := c.slots[i]
 	if wc.Status != verbs.WCSuccess {
+		if wc.Status != verbs.WCWRFlushErr {
+			c.srv.counters.qpErrors.Add(1)
+		}
 		c.failure.completedInError(wc, kind)
 	}
 	switch kind {
@@ -427,6 +440,8 @@ func (c *conn) received(s *slot, n int) {
 	c.busy++
 	drop := c.draining
 	c.mu.Unlock()
+	c.srv.counters.inUse.Add(1)
+	c.srv.counters.inlineIn.Add(uint64(n))
 	// This Receive is consumed: post one in its place, and any owed.
 	c.repost()
 	s.recvLen = n
