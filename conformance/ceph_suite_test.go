@@ -18,7 +18,7 @@ import (
 	"github.com/gonfsrdma/gonfsrdma/daemon"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc/rpcbind"
-	"github.com/gonfsrdma/gonfsrdma/rpcrdma"
+	rdmaclient "github.com/gonfsrdma/gonfsrdma/rpcrdma/client"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
 	"github.com/gonfsrdma/gonfsrdma/verbs/softfabric"
 	"github.com/gonfsrdma/gonfsrdma/vfs"
@@ -125,14 +125,14 @@ func TestSuiteCephRDMAFabric(t *testing.T) {
 		Port:      int(d.RDMAPort()),
 		ROExport:  ro,
 		DialNFS: func(ctx context.Context, addr string) (oncrpc.Caller, error) {
-			return rpcrdma.Dial(ctx, fabric, addr, rpcrdma.ClientConfig{
+			return rdmaclient.Dial(ctx, fabric, addr, rdmaclient.Config{
 				Cred:      oncrpc.NewAuthSys("conformance", uint32(os.Geteuid()), uint32(os.Getegid())),
 				LocalAddr: "127.0.0.1:0",
 			})
 		},
-		DialRDMA: func(ctx context.Context, addr string, cfg rpcrdma.ClientConfig) (*rpcrdma.Client, error) {
+		DialRDMA: func(ctx context.Context, addr string, cfg rdmaclient.Config) (*rdmaclient.Client, error) {
 			cfg.LocalAddr = "127.0.0.1:0"
-			return rpcrdma.Dial(ctx, fabric, addr, cfg)
+			return rdmaclient.Dial(ctx, fabric, addr, cfg)
 		},
 		DialVerbs: func(ctx context.Context, addr string, p verbs.ConnParams) (verbs.Conn, error) {
 			p.LocalAddr = "127.0.0.1:0"
