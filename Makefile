@@ -11,7 +11,7 @@ EXPORT   ?= /srv/gonfsrdma
 # backend, the daemon's multi-head tests, the conformance suite on CephFS).
 CEPH_PKGS := ./vfs/cephfs/ ./daemon/ ./conformance/
 
-.PHONY: all deps build build-ceph run test test-ceph check conformance fuzz bench bench-peers lint interop test-kernel clean man install deb deb-check
+.PHONY: all deps build build-ceph run test test-ceph bench-ceph check conformance fuzz bench bench-peers lint interop test-kernel clean man install deb deb-check
 
 all: build
 
@@ -131,6 +131,11 @@ bench:
 # for the full-size run.
 bench-peers: build
 	scripts/bench-peers.sh
+
+# gonfsrdma (backend=cephfs) vs NFS-Ganesha with FSAL_CEPH on one
+# throwaway CephFS, same client and workload (root; installs Ganesha).
+bench-ceph:
+	scripts/bench-ceph.sh
 
 # Interop with an independent client (libnfs-utils).
 interop: build

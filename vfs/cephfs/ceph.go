@@ -897,65 +897,85 @@ func (f *FS) Create(c vfs.Cred, dir vfs.Handle, name string, mode uint32, guarde
 	}
 	defer done()
 	mode &= 0o7777
+	// The create comes first (a new name, the common case, costs one MDS
+	// request); a name that exists is then looked up.
 	for range 4 {
-		if !guarded || exclusive {
-			var in *C.struct_Inode
-			var stx C.struct_ceph_statx
-			r := C.ceph_ll_lookup(f.m, d.in, cs, &in, &stx, wantAttr, C.AT_SYMLINK_NOFOLLOW, p)
-			if r == 0 {
-				a := f.toAttr(&stx)
-				if exclusive {
-					at, mt := vfs.ExclusiveTimes(verf)
-					if a.Type != vfs.TypeReg || a.Size != 0 || a.Atime.Unix() != at || a.Mtime.Unix() != mt ||
-						a.Atime.Nanosecond() != 0 || a.Mtime.Nanosecond() != 0 {
-						C.ceph_ll_put(f.m, in)
-						return nil, vfs.Attr{}, vfs.ErrExclusiveMismatch
-					}
-					return f.made(in, &stx)
-				}
-				if a.Type != vfs.TypeReg {
-					C.ceph_ll_put(f.m, in)
-					return nil, vfs.Attr{}, &os.PathError{Op: "create", Path: name, Err: syscall.EEXIST}
-				}
-				return f.made(in, &stx)
-			}
-			if syscall.Errno(-r) != syscall.ENOENT {
-				return nil, vfs.Attr{}, perr("create", r)
-			}
-		}
 		var in *C.struct_Inode
 		var fh *C.struct_Fh
 		var stx C.struct_ceph_statx
-		r := C.ceph_ll_create(f.m, d.in, cs, C.mode_t(mode|syscall.S_IFREG), C.O_CREAT|C.O_EXCL|C.O_WRONLY|C.O_NOFOLLOW,
+		r := C.ceph_ll_create(f.m, d.in, cs, C.mode_t(mode|syscall.S_IFREG), C.O_CREAT|C.O_EXCL|C.O_RDWR|C.O_NOFOLLOW,
 			&in, &fh, &stx, wantAttr, 0, p)
-		if r < 0 {
-			if syscall.Errno(-r) == syscall.EEXIST && (!guarded || exclusive) {
-				continue // lost a race with another creator: look again
-			}
+		if r == 0 {
+			return f.created(&c, in, fh, &stx, mode, exclusive, verf, p)
+		}
+		if syscall.Errno(-r) != syscall.EEXIST || guarded && !exclusive {
 			return nil, vfs.Attr{}, perr("create", r)
 		}
-		if fh != nil {
-			C.ceph_ll_close(f.m, fh)
+		r = C.ceph_ll_lookup(f.m, d.in, cs, &in, &stx, wantAttr, C.AT_SYMLINK_NOFOLLOW, p)
+		if syscall.Errno(-r) == syscall.ENOENT {
+			continue // removed since: create again
 		}
-		if err := f.exactMode(in, &stx, newFileMode(&c, &stx, mode), p); err != nil {
-			C.ceph_ll_put(f.m, in)
-			return nil, vfs.Attr{}, err
+		if r < 0 {
+			return nil, vfs.Attr{}, perr("create", r)
 		}
+		a := f.toAttr(&stx)
 		if exclusive {
 			at, mt := vfs.ExclusiveTimes(verf)
-			tx := C.struct_ceph_statx{stx_atime: C.struct_timespec{tv_sec: C.time_t(at)}, stx_mtime: C.struct_timespec{tv_sec: C.time_t(mt)}}
-			if r := C.ceph_ll_setattr(f.m, in, &tx, C.CEPH_SETATTR_ATIME|C.CEPH_SETATTR_MTIME, f.rootPerm); r < 0 {
+			if a.Type != vfs.TypeReg || a.Size != 0 || a.Atime.Unix() != at || a.Mtime.Unix() != mt ||
+				a.Atime.Nanosecond() != 0 || a.Mtime.Nanosecond() != 0 {
 				C.ceph_ll_put(f.m, in)
-				return nil, vfs.Attr{}, perr("create: verifier", r)
+				return nil, vfs.Attr{}, vfs.ErrExclusiveMismatch
 			}
-			if r := C.ceph_ll_getattr(f.m, in, &stx, wantAttr, 0, f.rootPerm); r < 0 {
-				C.ceph_ll_put(f.m, in)
-				return nil, vfs.Attr{}, perr("getattr", r)
-			}
+			return f.made(in, &stx)
+		}
+		if a.Type != vfs.TypeReg {
+			C.ceph_ll_put(f.m, in)
+			return nil, vfs.Attr{}, &os.PathError{Op: "create", Path: name, Err: syscall.EEXIST}
 		}
 		return f.made(in, &stx)
 	}
 	return nil, vfs.Attr{}, &os.PathError{Op: "create", Path: name, Err: syscall.EAGAIN}
+}
+
+// created finishes a Create that made in: the exact mode, the EXCLUSIVE
+// verifier, and the node cached with the create's open file kept as its
+// read-write one (the client's WRITEs follow).
+func (f *FS) created(c *vfs.Cred, in *C.struct_Inode, fh *C.struct_Fh, stx *C.struct_ceph_statx, mode uint32, exclusive bool, verf [8]byte, p *C.UserPerm) (vfs.Handle, vfs.Attr, error) {
+	fail := func(err error) (vfs.Handle, vfs.Attr, error) {
+		if fh != nil {
+			C.ceph_ll_close(f.m, fh)
+		}
+		C.ceph_ll_put(f.m, in)
+		return nil, vfs.Attr{}, err
+	}
+	if err := f.exactMode(in, stx, newFileMode(c, stx, mode), p); err != nil {
+		return fail(err)
+	}
+	if exclusive {
+		at, mt := vfs.ExclusiveTimes(verf)
+		tx := C.struct_ceph_statx{stx_atime: C.struct_timespec{tv_sec: C.time_t(at)}, stx_mtime: C.struct_timespec{tv_sec: C.time_t(mt)}}
+		if r := C.ceph_ll_setattr(f.m, in, &tx, C.CEPH_SETATTR_ATIME|C.CEPH_SETATTR_MTIME, f.rootPerm); r < 0 {
+			return fail(perr("create: verifier", r))
+		}
+		if r := C.ceph_ll_getattr(f.m, in, stx, wantAttr, 0, f.rootPerm); r < 0 {
+			return fail(perr("getattr", r))
+		}
+	}
+	a := f.toAttr(stx)
+	v := Vino{uint64(stx.stx_ino), NoSnap}
+	n := f.insert(v, in, a.Type)
+	if fh != nil {
+		n.fhMu.Lock()
+		if n.wfh == nil {
+			n.wfh, fh = fh, nil
+		}
+		n.fhMu.Unlock()
+		if fh != nil {
+			C.ceph_ll_close(f.m, fh)
+		}
+	}
+	f.put(n)
+	return f.codec.encode(v), a, nil
 }
 
 // newFileMode is the mode a new non-directory gets for mode: without
