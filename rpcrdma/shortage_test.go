@@ -9,6 +9,7 @@ package rpcrdma
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	rdmaclient "github.com/gonfsrdma/gonfsrdma/rpcrdma/client"
 	"github.com/gonfsrdma/gonfsrdma/rpcrdma/proto"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
+	"github.com/gonfsrdma/gonfsrdma/xdr"
 )
 
 var errInjectedRegister = errors.New("injected: ibv_reg_mr failed (ENOMEM)")
@@ -132,4 +134,64 @@ func TestRepostFailureLowersGrant(t *testing.T) {
 	}
 	e.closeAndCheckMemory(cl)
 	e.oneWarning("connection failed", map[string]string{"first_error": errInjectedPostRecv.Error(), "work_request": "receive re-post"})
+}
+
+// TestOverrunLowersGrant: the same rule seen from the client. A client
+// that ignores its grant keeps every slot busy (Credits BLOCK calls, each
+// Receive replaced from the free slots), then sends one call more: its
+// Receive cannot be replaced (no free slot), so the reply grants
+// Credits-1, as does the next one while a Receive is owed; once slots are
+// free again the owed Receive is posted and the grant is back to Credits.
+// Before, every one of these replies granted Credits with fewer Receives
+// posted.
+func TestOverrunLowersGrant(t *testing.T) {
+	const credits = 4
+	e := newEnv(t, Config{Credits: credits})
+	c := e.dial(rdmaclient.Config{Credits: 16, IgnoreGrant: true})
+	grant := func(what string) uint32 {
+		t.Helper()
+		xid := c.NextXID()
+		hdr := xdr.AppendUint32(xdr.AppendUint32(xdr.AppendUint32(proto.AppendFixed(nil, xid, credits, proto.ProcMsg), 0), 0), 0)
+		rh, _, err := c.RoundTripRaw(ctxT(t), hdr, callMsg(xid, procNull, nil))
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		g, ok := proto.PeekCredits(rh)
+		if !ok {
+			t.Fatalf("%s: reply header % x", what, rh)
+		}
+		return g
+	}
+	if g := grant("before"); g != credits {
+		t.Fatalf("grant before the overrun = %d, want %d", g, credits)
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < credits; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := c.Call(ctxT(t), &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procBlock}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	waitFor(t, "every slot's call running", func() bool { return e.echo.blocked.Load() == credits }, func() string {
+		return fmt.Sprintf("%d running", e.echo.blocked.Load())
+	})
+	if g := grant("first call past the grant"); g != credits-1 {
+		t.Fatalf("grant with a Receive not re-posted = %d, want %d", g, credits-1)
+	}
+	if g := grant("second call past the grant"); g != credits-1 {
+		t.Fatalf("grant while a Receive is still owed = %d, want %d", g, credits-1)
+	}
+	close(e.echo.unblock)
+	wg.Wait()
+	if g := grant("after the slots came back"); g != credits {
+		t.Fatalf("grant once the owed Receive is posted = %d, want %d", g, credits)
+	}
+	select {
+	case <-c.Done():
+		t.Fatalf("connection died: %v", c.Err())
+	default:
+	}
 }
