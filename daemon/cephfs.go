@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -26,6 +27,11 @@ func BackendAvailable(backend string) error {
 	}
 	return nil
 }
+
+// cephMountTimeout bounds connecting to the cluster and mounting, so that
+// a start or reload with an unreachable cluster fails with a clear error
+// instead of waiting out libcephfs's five minutes.
+const cephMountTimeout = 30 * time.Second
 
 // openCephFS mounts a backend=cephfs export. Its handles are bound to
 // the fsid like the OS backend's; their key is the ceph_fhkey file (the
@@ -57,7 +63,8 @@ func openCephFS(o exports.CephOptions, fsid uint32, stateDir string, log *zap.Lo
 	f, err := cephfs.New(cephfs.Options{
 		ConfigFile: o.Conf, ClientID: o.Name, Keyring: o.Keyring, FSName: o.FS, Root: o.Path,
 		HandleKey: key, HandleDomain: nfs.HandleDomain(fsid), Logger: log,
-		SessionUUID: fmt.Sprintf("gonfsrdma-%s-%d", id, fsid),
+		SessionUUID:  fmt.Sprintf("gonfsrdma-%s-%d", id, fsid),
+		MountTimeout: cephMountTimeout,
 	})
 	if err != nil {
 		return nil, err
