@@ -312,8 +312,12 @@ func TestMetricsWorkloadCounts(t *testing.T) {
 	wantValue(t, s, 1, calls, nfs("LOOKUP", "NFS3ERR_NOENT")...)
 	wantValue(t, s, 62, calls, "program", "nfs")
 	wantValue(t, s, 1, calls, "program", "mount", "procedure", "MOUNTPROC3_MNT", "status", "MNT3_OK")
-	wantValue(t, s, 5, "gonfsrdma_rpc_call_duration_seconds", "program", "nfs", "procedure", "GETATTR")
-	wantValue(t, s, 62, "gonfsrdma_rpc_call_duration_seconds", "program", "nfs")
+	// One call in 16 is timed, picked by XID: the 50 CREATEs over RDMA
+	// had consecutive XIDs, so 3 or 4 of them (and maybe the one over
+	// TCP).
+	if n := s.Value("gonfsrdma_rpc_call_duration_seconds", "program", "nfs", "procedure", "CREATE"); n < 3 || n > 5 {
+		t.Errorf("CREATE latency observations %v for 51 calls, want 3 to 5", n)
+	}
 
 	data := "gonfsrdma_nfs_bytes_total"
 	wantValue(t, s, float64(len(small)), data, "export", m.dir, "transport", "tcp", "op", "write")

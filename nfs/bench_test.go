@@ -2,11 +2,13 @@ package nfs_test
 
 import (
 	"context"
+	"net/netip"
 	"testing"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/gonfsrdma/gonfsrdma/metrics/meter"
 	"github.com/gonfsrdma/gonfsrdma/nfs"
 	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
@@ -27,10 +29,13 @@ type dispatchRig struct {
 }
 
 func newRig(tb testing.TB, fs vfs.FS) *dispatchRig {
-	srv := nfs.NewServer(nfs.Config{Exports: nfs.ExportList{{FSID: testFSID, Path: "/", FS: fs}}, Log: zap.NewNop()})
+	// As the daemon with --metrics-listen: the export counts its bytes
+	// and the connection its client's traffic.
+	srv := nfs.NewServer(nfs.Config{Exports: nfs.ExportList{{FSID: testFSID, Path: "/", FS: fs, Stats: new(nfs.ExportStats)}}, Log: zap.NewNop()})
+	client := meter.NewClients(0).Acquire(netip.MustParseAddr("127.0.0.1"))
 	r := &dispatchRig{
 		disp: oncrpc.NewDispatcher(zap.NewNop(), oncrpc.NewDRC(1024, 8<<20, time.Minute), srv.Program()),
-		ex:   oncrpc.BufferExchange{From: oncrpc.Peer{Transport: oncrpc.TCP}},
+		ex:   oncrpc.BufferExchange{From: oncrpc.Peer{Transport: oncrpc.TCP, Client: client}},
 	}
 	r.reply = oncrpc.NewReply(make([]byte, 0, 4096))
 	r.root, _ = srv.RootHandle(testFSID)

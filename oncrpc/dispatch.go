@@ -153,9 +153,17 @@ func (d *Dispatcher) dispatch(ctx context.Context, ex Exchange, msg []byte, conn
 			return true
 		}
 	}
-	start := time.Now()
+	var start time.Time
+	timed := timed(hdr.XID)
+	if timed {
+		start = time.Now()
+	}
 	resultsAt, outcome := d.run(ctx, proc, call, reply)
-	d.stats.countCall(pi, vi, proc, hdr.Proc, reply, resultsAt, outcome, time.Since(start))
+	var took time.Duration
+	if timed {
+		took = time.Since(start)
+	}
+	d.stats.countCall(pi, vi, proc, hdr.Proc, reply, resultsAt, outcome, timed, took)
 	if cached {
 		d.drc.finish(key, reply)
 	}

@@ -55,11 +55,13 @@ func (c *conn) serveCall(s *slot) {
 		c.sendError(s, s.hdr.XID, proto.ErrChunk)
 		return
 	}
-	k := &c.srv.counters
-	k.readChunks.Add(uint64(len(s.cc.Reads)))
-	k.writeChunks.Add(uint64(len(s.hdr.WriteList)))
-	if s.hdr.HasReply {
-		k.replyChunks.Add(1)
+	if k := &c.srv.counters; len(s.cc.Reads)|len(s.hdr.WriteList) != 0 || s.hdr.HasReply {
+		// Most calls carry no chunk: no atomic for them.
+		k.readChunks.Add(uint64(len(s.cc.Reads)))
+		k.writeChunks.Add(uint64(len(s.hdr.WriteList)))
+		if s.hdr.HasReply {
+			k.replyChunks.Add(1)
+		}
 	}
 	msg := inline
 	if len(s.cc.Reads) > 0 {
