@@ -113,9 +113,13 @@ type FS struct {
 	life   sync.RWMutex
 	closed bool
 
-	mu    sync.Mutex // guards nodes, lru and node refs
+	mu    sync.Mutex // guards nodes, byHandle, lru and node refs
 	nodes map[Vino]*node
-	lru   list.List // of *node, most recently used first; the root is not in it
+	// byHandle finds cached nodes by their handle's bytes, so a handle
+	// seen before is not authenticated again (a node's handle is the only
+	// one that decodes to it: handleCodec.encode is deterministic).
+	byHandle map[string]*node
+	lru      list.List // of *node, most recently used first; the root is not in it
 
 	rootPerm *C.UserPerm
 
@@ -132,6 +136,7 @@ type FS struct {
 // drops to zero.
 type node struct {
 	vino   Vino
+	handle string // f.codec.encode(vino)
 	in     *C.struct_Inode
 	typ    vfs.FileType
 	refs   int
@@ -177,7 +182,7 @@ func New(o Options) (*FS, error) {
 	if err := conn.Connect(); err != nil {
 		return nil, fmt.Errorf("cephfs: connecting to the cluster as client.%s: %w", user, err)
 	}
-	f := &FS{log: o.Logger, conn: conn, nodes: map[Vino]*node{}, max: o.MaxOpenFiles}
+	f := &FS{log: o.Logger, conn: conn, nodes: map[Vino]*node{}, byHandle: map[string]*node{}, max: o.MaxOpenFiles}
 	if f.log == nil {
 		f.log = zap.NewNop()
 	}
@@ -243,6 +248,8 @@ func New(o Options) (*FS, error) {
 		return fail(err)
 	}
 	f.verf = cookieVerifier(f.codec.key)
+	f.root.handle = string(f.codec.encode(f.root.vino))
+	f.byHandle[f.root.handle] = f.root
 	return f, nil
 }
 
@@ -346,6 +353,16 @@ func (f *FS) perm(c *vfs.Cred) (*C.UserPerm, func(), error) {
 
 // get resolves h to a node with a reference for the caller (put it).
 func (f *FS) get(h vfs.Handle) (*node, error) {
+	f.mu.Lock()
+	if n := f.byHandle[string(h)]; n != nil {
+		n.refs++
+		if n.elem != nil {
+			f.lru.MoveToFront(n.elem)
+		}
+		f.mu.Unlock()
+		return n, nil
+	}
+	f.mu.Unlock()
 	v, err := f.codec.decode(h)
 	if err != nil {
 		return nil, err
@@ -388,8 +405,9 @@ func (f *FS) insert(v Vino, in *C.struct_Inode, typ vfs.FileType) *node {
 		C.ceph_ll_put(f.m, in)
 		return n
 	}
-	n := &node{vino: v, in: in, typ: typ, refs: 2, cached: true}
+	n := &node{vino: v, handle: string(f.codec.encode(v)), in: in, typ: typ, refs: 2, cached: true}
 	f.nodes[v] = n
+	f.byHandle[n.handle] = n
 	n.elem = f.lru.PushFront(n)
 	var victims []*node
 	for f.lru.Len() > f.max {
@@ -413,6 +431,7 @@ func (f *FS) uncacheLocked(n *node) *node {
 	}
 	n.cached = false
 	delete(f.nodes, n.vino)
+	delete(f.byHandle, n.handle)
 	f.lru.Remove(n.elem)
 	n.elem = nil
 	n.refs--
@@ -1440,6 +1459,7 @@ func (f *FS) Close() error {
 		all = append(all, n)
 	}
 	f.nodes = map[Vino]*node{}
+	f.byHandle = map[string]*node{}
 	f.lru.Init()
 	f.mu.Unlock()
 	for _, n := range all {
