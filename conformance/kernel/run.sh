@@ -52,6 +52,13 @@ CONFORMANCE=${GONFSRDMA_KERNEL_CONFORMANCE:-1}
 CONF_TIMEOUT=${GONFSRDMA_KERNEL_CONF_TIMEOUT:-300}
 BENCH=${GONFSRDMA_KERNEL_BENCH:-1}
 BENCH_TIMEOUT=${GONFSRDMA_KERNEL_BENCH_TIMEOUT:-240}
+# the rm -rf rows (guest/rows_rmrf.sh): 1 in the workload, 0 none, only
+# (the workload is mount, rm -rf rows, umount); directory sizes created
+# through the mount, sizes created on the server and their transports
+RMRF=${GONFSRDMA_KERNEL_RMRF:-1}
+RMRF_SIZES=${GONFSRDMA_KERNEL_RMRF_SIZES-2500}
+RMRF_BIG_SIZES=${GONFSRDMA_KERNEL_RMRF_BIG_SIZES-}
+RMRF_BIG_TRANSPORTS=${GONFSRDMA_KERNEL_RMRF_BIG_TRANSPORTS-tcp}
 BENCH_ARGS=${GONFSRDMA_KERNEL_BENCH_ARGS:---size 64MiB --block 1MiB --qd 4 --rand-qd 16 --rand-time 5s --files 500}
 
 log() { printf '[kernel-vm] %s\n' "$*"; }
@@ -67,6 +74,9 @@ isnum "$CONF_TIMEOUT" && isnum "$BENCH_TIMEOUT" || die "GONFSRDMA_KERNEL_CONF_TI
 for v in WORKLOAD CONFORMANCE BENCH; do
 	[[ ${!v} == 0 || ${!v} == 1 ]] || die "GONFSRDMA_KERNEL_$v must be 0 or 1"
 done
+[[ $RMRF == 0 || $RMRF == 1 || $RMRF == only ]] || die "GONFSRDMA_KERNEL_RMRF must be 0, 1 or only"
+for n in $RMRF_SIZES $RMRF_BIG_SIZES; do isnum "$n" && ((n > 0)) || die "GONFSRDMA_KERNEL_RMRF_SIZES / _BIG_SIZES: positive counts only ('$n')"; done
+for s in $RMRF_BIG_TRANSPORTS; do [[ $s == rdma || $s == tcp ]] || die "unknown transport '$s' in GONFSRDMA_KERNEL_RMRF_BIG_TRANSPORTS (rdma, tcp)"; done
 [[ $BENCH_ARGS != *[\'\"\$\`\;\&\|]* ]] || die "GONFSRDMA_KERNEL_BENCH_ARGS: plain flags only (no quotes or shell characters)"
 [[ -n $SERVERS ]] || die "GONFSRDMA_KERNEL_SERVERS is empty"
 for s in $SERVERS; do [[ $s == knfsd || $s == gonfsrdma ]] || die "unknown server '$s' in GONFSRDMA_KERNEL_SERVERS (knfsd, gonfsrdma)"; done
@@ -202,6 +212,10 @@ done
 	printf 'GONFSRDMA_ARGS=%q\n' "${GONFSRDMA_ARGS:-}"
 	echo "LOCK_SERVERS=\"$LOCK_SERVERS\""
 	echo "NETEM_SERVERS=\"$NETEM_SERVERS\""
+	echo "RMRF=$RMRF"
+	echo "RMRF_SIZES=\"$RMRF_SIZES\""
+	echo "RMRF_BIG_SIZES=\"$RMRF_BIG_SIZES\""
+	echo "RMRF_BIG_TRANSPORTS=\"$RMRF_BIG_TRANSPORTS\""
 	# gonfsrdma's transports: those of the two-host run that it runs
 	gt=""
 	for x in $TRANSPORTS; do has "$GONF_TRANSPORTS" "$x" && gt+="${gt:+ }$x"; done
@@ -385,6 +399,27 @@ awk -F'\t' '
 		printf fmt, "total", sprintf("%.1f", tot["knfsd", "rdma"] / 1000), sprintf("%.1f", tot["gonfsrdma", "rdma"] / 1000), "",
 			sprintf("%.1f", tot["knfsd", "tcp"] / 1000), sprintf("%.1f", tot["gonfsrdma", "tcp"] / 1000), ""
 	}' "$ALL"
+
+if awk -F'\t' '$3 ~ /rm -rf [0-9]+ / && $6 ~ /READDIR [0-9]+, READDIRPLUS [0-9]+ calls/ { f = 1 } END { exit !f }' "$ALL"; then
+	echo
+	echo "================ READDIR + READDIRPLUS calls of the rm -rf rows (client's /proc/self/mountstats; gonfsrdma's row fails above knfsd's) ================"
+	awk -F'\t' '
+		function cell(s, x,   k) { k = s SUBSEP x SUBSEP step[i]; return (k in c) ? c[k] : "-" }
+		$1 == "knfsd" || $1 == "gonfsrdma" {
+			if ($3 !~ /rm -rf [0-9]+ / || !match($6, /READDIR [0-9]+, READDIRPLUS [0-9]+ calls/)) next
+			split(substr($6, RSTART, RLENGTH), w, /[ ,]+/)
+			name = $3; sub(/: find = server count$/, ": find", name)
+			k = $1 SUBSEP $2 SUBSEP name
+			c[k] = sprintf("%s+%s %s", w[2], w[4], substr($4, 1, 1))
+			if (!(name in seen)) { seen[name] = 1; step[++n] = name }
+		}
+		END {
+			fmt = "%-50s | %-12s %-12s | %-12s %-12s\n"
+			printf fmt, "row (READDIR+READDIRPLUS, P/F)", "knfsd-rdma", "gonf-rdma", "knfsd-tcp", "gonf-tcp"
+			for (i = 1; i <= n; i++)
+				printf fmt, substr(step[i], 1, 50), cell("knfsd", "rdma"), cell("gonfsrdma", "rdma"), cell("knfsd", "tcp"), cell("gonfsrdma", "tcp")
+		}' "$ALL"
+fi
 
 if ((CONFORMANCE)); then
 	echo

@@ -67,6 +67,9 @@ GLOG=$RES/gonfsrdma.log
 PIDFILE=/run/gonfsrdma.pid
 NFSD_THREADS=4
 KNFSD_MAX_BLOCK=${KNFSD_MAX_BLOCK:-1048576}
+: "${RMRF:=1}" # the rm -rf rows: 1 in the workload, 0 none, only (mount, rm -rf rows, umount)
+# shellcheck source=rows_rmrf.sh
+source "$(dirname "${BASH_SOURCE[0]}")/rows_rmrf.sh" # rmrf_rows: rm -rf of large directories
 
 console() { echo "$*" >/dev/console; }
 now() { echo "${EPOCHREALTIME%.*}"; }
@@ -1199,6 +1202,12 @@ S() { run_step "$SERVER" "$@"; } # transport name timeout func args...
 workload() { # transport mount-options
 	local xp=$1 opts=$2 s
 	S "$xp" "mount" 60 step_mount "$opts" || return 1
+	if [[ $RMRF == only ]]; then
+		rmrf_rows "$xp" "$opts"
+		S "$xp" "rm -rf work directory" "$STEP_TIMEOUT" step_cleanup
+		S "$xp" "umount" 60 step_umount
+		return
+	fi
 	for s in $SIZES; do
 		S "$xp" "write+read $s B" "$STEP_TIMEOUT" step_rw "$s"
 	done
@@ -1227,6 +1236,7 @@ workload() { # transport mount-options
 	S "$xp" "4 concurrent writers, one file" "$BIG_TIMEOUT" step_concurrent_ranges
 	S "$xp" "tar tree copy + diff -r" "$BIG_TIMEOUT" step_tar_tree
 	S "$xp" "rm -r" "$STEP_TIMEOUT" step_rm_r
+	[[ $RMRF == 1 ]] && rmrf_rows "$xp" "$opts"
 	S "$xp" "umount + mount, data intact" "$BIG_TIMEOUT" step_remount "$opts"
 	S "$xp" "server killed mid-write, client completes" "$BIG_TIMEOUT" step_server_kill
 	[[ $xp == rdma && " $NETEM_SERVERS " == *" $SERVER "* ]] && netem_rows
