@@ -53,12 +53,13 @@ CONF_TIMEOUT=${GONFSRDMA_KERNEL_CONF_TIMEOUT:-300}
 BENCH=${GONFSRDMA_KERNEL_BENCH:-1}
 BENCH_TIMEOUT=${GONFSRDMA_KERNEL_BENCH_TIMEOUT:-240}
 # the rm -rf rows (guest/rows_rmrf.sh): 1 in the workload, 0 none, only
-# (the workload is mount, rm -rf rows, umount); directory sizes created
-# through the mount, sizes created on the server and their transports
+# (the workload is mount, rm -rf rows, umount); their transports (of those
+# gonfsrdma runs in a guest); directory sizes created on the server and
+# through the mount
 RMRF=${GONFSRDMA_KERNEL_RMRF:-1}
-RMRF_SIZES=${GONFSRDMA_KERNEL_RMRF_SIZES-2500}
-RMRF_BIG_SIZES=${GONFSRDMA_KERNEL_RMRF_BIG_SIZES-}
-RMRF_BIG_TRANSPORTS=${GONFSRDMA_KERNEL_RMRF_BIG_TRANSPORTS-tcp}
+RMRF_TRANSPORTS=${GONFSRDMA_KERNEL_RMRF_TRANSPORTS-tcp}
+RMRF_SERVER_SIZES=${GONFSRDMA_KERNEL_RMRF_SERVER_SIZES-2500}
+RMRF_MOUNT_SIZES=${GONFSRDMA_KERNEL_RMRF_MOUNT_SIZES-}
 BENCH_ARGS=${GONFSRDMA_KERNEL_BENCH_ARGS:---size 64MiB --block 1MiB --qd 4 --rand-qd 16 --rand-time 5s --files 500}
 
 log() { printf '[kernel-vm] %s\n' "$*"; }
@@ -75,8 +76,8 @@ for v in WORKLOAD CONFORMANCE BENCH; do
 	[[ ${!v} == 0 || ${!v} == 1 ]] || die "GONFSRDMA_KERNEL_$v must be 0 or 1"
 done
 [[ $RMRF == 0 || $RMRF == 1 || $RMRF == only ]] || die "GONFSRDMA_KERNEL_RMRF must be 0, 1 or only"
-for n in $RMRF_SIZES $RMRF_BIG_SIZES; do isnum "$n" && ((n > 0)) || die "GONFSRDMA_KERNEL_RMRF_SIZES / _BIG_SIZES: positive counts only ('$n')"; done
-for s in $RMRF_BIG_TRANSPORTS; do [[ $s == rdma || $s == tcp ]] || die "unknown transport '$s' in GONFSRDMA_KERNEL_RMRF_BIG_TRANSPORTS (rdma, tcp)"; done
+for s in $RMRF_TRANSPORTS; do [[ $s == rdma || $s == tcp ]] || die "unknown transport '$s' in GONFSRDMA_KERNEL_RMRF_TRANSPORTS (rdma, tcp)"; done
+for n in $RMRF_SERVER_SIZES $RMRF_MOUNT_SIZES; do isnum "$n" && ((n > 0)) || die "GONFSRDMA_KERNEL_RMRF_SERVER_SIZES / _MOUNT_SIZES: positive counts only ('$n')"; done
 [[ $BENCH_ARGS != *[\'\"\$\`\;\&\|]* ]] || die "GONFSRDMA_KERNEL_BENCH_ARGS: plain flags only (no quotes or shell characters)"
 [[ -n $SERVERS ]] || die "GONFSRDMA_KERNEL_SERVERS is empty"
 for s in $SERVERS; do [[ $s == knfsd || $s == gonfsrdma ]] || die "unknown server '$s' in GONFSRDMA_KERNEL_SERVERS (knfsd, gonfsrdma)"; done
@@ -213,9 +214,9 @@ done
 	echo "LOCK_SERVERS=\"$LOCK_SERVERS\""
 	echo "NETEM_SERVERS=\"$NETEM_SERVERS\""
 	echo "RMRF=$RMRF"
-	echo "RMRF_SIZES=\"$RMRF_SIZES\""
-	echo "RMRF_BIG_SIZES=\"$RMRF_BIG_SIZES\""
-	echo "RMRF_BIG_TRANSPORTS=\"$RMRF_BIG_TRANSPORTS\""
+	echo "RMRF_TRANSPORTS=\"$RMRF_TRANSPORTS\""
+	echo "RMRF_SERVER_SIZES=\"$RMRF_SERVER_SIZES\""
+	echo "RMRF_MOUNT_SIZES=\"$RMRF_MOUNT_SIZES\""
 	# gonfsrdma's transports: those of the two-host run that it runs
 	gt=""
 	for x in $TRANSPORTS; do has "$GONF_TRANSPORTS" "$x" && gt+="${gt:+ }$x"; done
