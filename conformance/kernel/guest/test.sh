@@ -1254,8 +1254,8 @@ phase() { # one server: start, every transport, stop
 	}
 	for xp in $TRANSPORTS; do
 		# the lock rows' data is small: they run over every transport,
-		# also one the server's workload does not (gonfsrdma's RDMA
-		# between the guests, issue 16)
+		# also one the server's workload leaves out
+		# (GONFSRDMA_KERNEL_GONF_TRANSPORTS)
 		if [[ " $LOCK_SERVERS " == *" $SERVER "* ]]; then
 			lock_rows "$xp"
 			is_mounted "$MNT" && { timeout 30 umount -f "$MNT" || umount -l "$MNT"; }
