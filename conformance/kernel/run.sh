@@ -31,6 +31,10 @@ REQUIRE=${GONFSRDMA_REQUIRE:-0}
 LOCK_SERVERS=${GONFSRDMA_KERNEL_LOCK_SERVERS-knfsd gonfsrdma}
 # servers that get the lossy-link rows (tc netem on the RDMA mount)
 NETEM_SERVERS=${GONFSRDMA_KERNEL_NETEM_SERVERS-}
+# the loss rates of those rows (percent), and whether the RDMA workload of
+# those servers is cut down to its mount and the netem rows
+NETEM_LOSS=${GONFSRDMA_KERNEL_NETEM_LOSS:-0.1 1 5}
+NETEM_ONLY=${GONFSRDMA_KERNEL_NETEM_ONLY:-0}
 # gonfsrdma's transports between the two guests (fewer only to leave one out)
 GONF_TRANSPORTS=${GONFSRDMA_KERNEL_GONF_TRANSPORTS-rdma tcp}
 # the one-guest run (server and client in one guest, rxe on a dummy device):
@@ -85,6 +89,8 @@ for s in $GONF_TRANSPORTS; do [[ $s == rdma || $s == tcp ]] || die "unknown tran
 [[ $ONE_GUEST == 0 || $ONE_GUEST == 1 ]] || die "GONFSRDMA_KERNEL_ONE_GUEST must be 0 or 1"
 isnum "$ONE_TIMEOUT" && ((ONE_TIMEOUT >= 120)) || die "GONFSRDMA_KERNEL_ONE_TIMEOUT must be >= 120 (seconds)"
 for s in $NETEM_SERVERS; do [[ $s == knfsd || $s == gonfsrdma ]] || die "unknown server '$s' in GONFSRDMA_KERNEL_NETEM_SERVERS (knfsd, gonfsrdma)"; done
+for l in $NETEM_LOSS; do [[ $l =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "GONFSRDMA_KERNEL_NETEM_LOSS: '$l' is not a percentage"; done
+[[ $NETEM_ONLY == 0 || $NETEM_ONLY == 1 ]] || die "GONFSRDMA_KERNEL_NETEM_ONLY must be 0 or 1"
 for s in $LOCK_SERVERS; do [[ $s == knfsd || $s == gonfsrdma ]] || die "unknown server '$s' in GONFSRDMA_KERNEL_LOCK_SERVERS (knfsd, gonfsrdma)"; done
 for s in $TRANSPORTS; do [[ $s == rdma || $s == tcp ]] || die "unknown transport '$s' in GONFSRDMA_KERNEL_TRANSPORTS (rdma, tcp)"; done
 has() { [[ " $1 " == *" $2 "* ]]; }
@@ -217,6 +223,8 @@ done
 	echo "RMRF_TRANSPORTS=\"$RMRF_TRANSPORTS\""
 	echo "RMRF_SERVER_SIZES=\"$RMRF_SERVER_SIZES\""
 	echo "RMRF_MOUNT_SIZES=\"$RMRF_MOUNT_SIZES\""
+	echo "NETEM_LOSS=\"$NETEM_LOSS\""
+	echo "NETEM_ONLY=$NETEM_ONLY"
 	# gonfsrdma's transports: those of the two-host run that it runs
 	gt=""
 	for x in $TRANSPORTS; do has "$GONF_TRANSPORTS" "$x" && gt+="${gt:+ }$x"; done

@@ -48,7 +48,7 @@ source "$CONF"
 : "${BIG_MB:=64}" "${KILL_MB:=32}" "${SIZES:=0 1 1023 1024 4095 4096 4097 65535 65536 1048577}"
 : "${GONFSRDMA_ARGS:=}" "${SERVER_WAIT:=60}" "${ROLE:=client}" "${CTL_PORT:=7000}"
 : "${GONF_TRANSPORTS=$TRANSPORTS}" "${CONF_TRANSPORTS=$TRANSPORTS}" "${ROW_PREFIX:=}"
-: "${LOCK_SERVERS=knfsd gonfsrdma}" "${GRACE:=10}" "${NETEM_SERVERS:=}" "${NETEM_LOSS:=0.1 1 5}" "${OUTAGE:=10}"
+: "${LOCK_SERVERS=knfsd gonfsrdma}" "${GRACE:=10}" "${NETEM_SERVERS:=}" "${NETEM_LOSS:=0.1 1 5}" "${OUTAGE:=10}" "${NETEM_ONLY:=0}"
 : "${WORKLOAD:=1}" "${CONFORMANCE:=1}" "${CONF_TIMEOUT:=300}" "${CONF_RDMA_LIMIT:=60}" "${BENCH:=1}" "${BENCH_TIMEOUT:=240}"
 : "${BENCH_ARGS:=--size 64MiB --block 1MiB --qd 4 --rand-qd 16 --rand-time 5s --files 500}"
 
@@ -1207,6 +1207,13 @@ workload() { # transport mount-options
 		S "$xp" "rm -rf work directory" "$STEP_TIMEOUT" step_cleanup
 		S "$xp" "umount" 60 step_umount
 		return
+	fi
+	if [[ $NETEM_ONLY == 1 && $xp == rdma && " $NETEM_SERVERS " == *" $SERVER "* ]]; then
+		# GONFSRDMA_KERNEL_NETEM_ONLY: the lossy-link rows alone
+		netem_rows
+		S "$xp" "rm -rf work directory" "$STEP_TIMEOUT" step_cleanup
+		S "$xp" "umount" 60 step_umount
+		return 0
 	fi
 	for s in $SIZES; do
 		S "$xp" "write+read $s B" "$STEP_TIMEOUT" step_rw "$s"
