@@ -150,7 +150,16 @@ func TestMetricsServerState(t *testing.T) {
 	if err := client.New(rc).Null(ctx); err != nil {
 		t.Fatal(err)
 	}
-	s := m.scrape(t)
+	// The MOUNT connection startMetricsDaemon closed may not have been
+	// noticed yet: wait for the server to count just the three.
+	var s *metrics.Snapshot
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		s = m.scrape(t)
+		tcp, rdma := s.Value("gonfsrdma_connections", "transport", "tcp"), s.Value("gonfsrdma_connections", "transport", "rdma")
+		if tcp == 2 && rdma == 1 || time.Now().After(deadline) {
+			break
+		}
+	}
 	wantValue(t, s, 1, "gonfsrdma_build_info", "version", "test-1")
 	wantValue(t, s, 1, "gonfsrdma_ready")
 	wantValue(t, s, 2, "gonfsrdma_connections", "transport", "tcp")
@@ -364,7 +373,13 @@ func TestMetricsWorkloadCounts(t *testing.T) {
 		}
 	}
 	wantValue(t, s, 16, "gonfsrdma_rdma_credits_granted") // one connection open
-	wantValue(t, s, 0, "gonfsrdma_rdma_credits_in_use")
+	// A slot is released when its reply's Send completes, which may be
+	// just after the client has the reply: in use drains to 0.
+	for deadline := time.Now().Add(5 * time.Second); m.scrape(t).Value("gonfsrdma_rdma_credits_in_use") != 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("RDMA credits still in use with no call in progress")
+		}
+	}
 	wantValue(t, s, 0, "gonfsrdma_rdma_qp_errors_total")
 	if s.Value("gonfsrdma_rdma_registered_bytes") <= 0 {
 		t.Error("no registered memory reported with a connection open")
@@ -431,5 +446,45 @@ func TestMetricsClientCardinality(t *testing.T) {
 	// lowest addresses, so the top 10 are 127.0.0.1 and 127.1.0.1-9.
 	for i := 1; i <= 9; i++ {
 		wantValue(t, s, 1, "gonfsrdma_client_calls_total", "client", fmt.Sprintf("127.1.0.%d", i))
+	}
+}
+
+// TestMetricsRDMAFailure breaks an RDMA connection with a bad rkey (the
+// server's RDMA Read of a WRITE's data fails with a remote access
+// error) and checks the QP error, the disconnect and the credits
+// returned.
+func TestMetricsRDMAFailure(t *testing.T) {
+	m := startMetricsDaemon(t)
+	rc := m.dialRDMA(t, "127.0.0.1:40004")
+	defer rc.Close()
+	nc := client.New(rc)
+	ctx := context.Background()
+	cr, err := nc.Create(ctx, m.root, "f", wire.CreateHow{Mode: wire.Unchecked})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := m.scrape(t); s.Value("gonfsrdma_rdma_credits_granted") != 16 || s.Value("gonfsrdma_rdma_disconnects_total") != 0 {
+		t.Fatalf("before the fault: granted %v, disconnects %v", s.Value("gonfsrdma_rdma_credits_granted"), s.Value("gonfsrdma_rdma_disconnects_total"))
+	}
+	m.fabric.SetFaults(softfabric.FaultPlan{CorruptRKeys: 1})
+	wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if _, err := nc.Write(wctx, cr.FH.FH, 0, make([]byte, 64<<10), wire.Unstable); err == nil {
+		t.Fatal("WRITE succeeded although the server's RDMA Read had a bad rkey")
+	}
+	m.fabric.SetFaults(softfabric.FaultPlan{})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s := m.scrape(t)
+		if s.Value("gonfsrdma_rdma_disconnects_total") == 1 {
+			wantValue(t, s, 1, "gonfsrdma_rdma_qp_errors_total")
+			wantValue(t, s, 0, "gonfsrdma_rdma_credits_granted")
+			wantValue(t, s, 0, "gonfsrdma_rdma_credits_in_use")
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no disconnect counted: %v", s.By("gonfsrdma_rdma_disconnects_total", ""))
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
