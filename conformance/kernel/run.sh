@@ -47,6 +47,8 @@ ONE_TIMEOUT=${GONFSRDMA_KERNEL_ONE_TIMEOUT:-840}
 MEM=${GONFSRDMA_KERNEL_MEM:-1536}
 BOOT_TIMEOUT=${GONFSRDMA_KERNEL_TIMEOUT:-1800}
 BIG_MB=${GONFSRDMA_KERNEL_BIG_MB:-64}
+# the user-space client's copy over RDMA (gonfsrdma cp), a multiple of BIG_MB
+UCP_MB=${GONFSRDMA_KERNEL_UCP_MB:-$((BIG_MB * 4))}
 KILL_MB=${GONFSRDMA_KERNEL_KILL_MB:-32}
 STEP_TIMEOUT=${GONFSRDMA_KERNEL_STEP_TIMEOUT:-120}
 BIG_TIMEOUT=${GONFSRDMA_KERNEL_BIG_TIMEOUT:-300}
@@ -73,6 +75,7 @@ isnum() { [[ $1 =~ ^[0-9]+$ ]]; }
 isnum "$BOOT_TIMEOUT" && ((BOOT_TIMEOUT >= 120)) || die "GONFSRDMA_KERNEL_TIMEOUT must be >= 120 (seconds)"
 isnum "$MEM" && ((MEM >= 1024)) || die "GONFSRDMA_KERNEL_MEM must be >= 1024 (MiB)"
 isnum "$BIG_MB" && ((BIG_MB >= 16)) || die "GONFSRDMA_KERNEL_BIG_MB must be >= 16"
+isnum "$UCP_MB" && ((UCP_MB >= BIG_MB && UCP_MB % BIG_MB == 0 && UCP_MB / BIG_MB <= 8)) || die "GONFSRDMA_KERNEL_UCP_MB must be 1..8 times GONFSRDMA_KERNEL_BIG_MB"
 isnum "$KILL_MB" && ((KILL_MB >= 8 && KILL_MB <= BIG_MB)) || die "GONFSRDMA_KERNEL_KILL_MB must be 8..GONFSRDMA_KERNEL_BIG_MB"
 isnum "$STEP_TIMEOUT" && isnum "$BIG_TIMEOUT" || die "step timeouts must be seconds"
 isnum "$CONF_TIMEOUT" && isnum "$BENCH_TIMEOUT" || die "GONFSRDMA_KERNEL_CONF_TIMEOUT / _BENCH_TIMEOUT must be seconds"
@@ -207,6 +210,7 @@ done
 	echo "RUN_VERBS=$([[ -n $VERBS_BIN ]] && echo 1 || echo 0)"
 	echo "RUN_RPCRDMA=$([[ -n $RPCRDMA_BIN ]] && echo 1 || echo 0)"
 	echo "BIG_MB=$BIG_MB"
+	echo "UCP_MB=$UCP_MB"
 	echo "KILL_MB=$KILL_MB"
 	echo "STEP_TIMEOUT=$STEP_TIMEOUT"
 	echo "BIG_TIMEOUT=$BIG_TIMEOUT"

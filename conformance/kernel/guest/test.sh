@@ -45,7 +45,7 @@ CONF=/share/guest/config
 # shellcheck source=/dev/null
 source "$CONF"
 : "${SERVERS:?}" "${TRANSPORTS:=rdma tcp}" "${RUN_VERBS:=0}" "${RUN_RPCRDMA:=0}" "${STEP_TIMEOUT:=120}" "${BIG_TIMEOUT:=300}"
-: "${BIG_MB:=64}" "${KILL_MB:=32}" "${SIZES:=0 1 1023 1024 4095 4096 4097 65535 65536 1048577}"
+: "${BIG_MB:=64}" "${UCP_MB:=$BIG_MB}" "${KILL_MB:=32}" "${SIZES:=0 1 1023 1024 4095 4096 4097 65535 65536 1048577}"
 : "${GONFSRDMA_ARGS:=}" "${SERVER_WAIT:=60}" "${ROLE:=client}" "${CTL_PORT:=7000}"
 : "${GONF_TRANSPORTS=$TRANSPORTS}" "${CONF_TRANSPORTS=$TRANSPORTS}" "${ROW_PREFIX:=}"
 : "${LOCK_SERVERS=knfsd gonfsrdma}" "${GRACE:=10}" "${NETEM_SERVERS:=}" "${NETEM_LOSS:=0.1 1 5}" "${OUTAGE:=10}" "${NETEM_ONLY:=0}"
@@ -727,6 +727,41 @@ step_find2000() {
 	[[ $n == 2000 ]] || fail "find -type f -name 'entry_*' count = $n, want 2000"
 }
 
+# The user-space client (gonfsrdma cp / ls over nfsclient) from this host
+# over RDMA, against the server under test: a file of UCP_MB MiB copied in
+# and out byte for byte, a listing compared with the kernel mount's.
+ucp_url() { echo "nfs://$ADDR$EXP/run-$XPORT/$1?proto=rdma"; }
+step_ucp_in() {
+	need_mount
+	local i
+	if [[ ! -s $SRC/ucp ]]; then # BIG_MB parts, part i = rand with every byte + i
+		for ((i = 0; i < UCP_MB / BIG_MB; i++)); do
+			if ((i == 0)); then cat "$SRC/rand"; else tr '\000-\377' "$(printf '\\%03o' "$i")-\\377\\000-$(printf '\\%03o' $((i - 1)))" <"$SRC/rand"; fi
+		done >"$SRC/ucp" || fail "cannot build the ${UCP_MB} MiB source"
+		sum_of "$SRC/ucp" >"$SRC/ucp.sum"
+	fi
+	[[ $(fsize "$SRC/ucp") == $((UCP_MB << 20)) ]] || fail "the source is $(fsize "$SRC/ucp") bytes"
+	"$BIN" cp -q "$SRC/ucp" "$(ucp_url ucp.bin)" || fail "gonfsrdma cp to $(ucp_url ucp.bin) failed"
+	drop_caches
+	[[ $(sum_of "$W/ucp.bin") == "$(cat "$SRC/ucp.sum")" ]] || fail "the file read back through the kernel mount differs"
+}
+step_ucp_out() {
+	need_mount
+	rm -f /tmp/ucp.back
+	"$BIN" cp -q "$(ucp_url ucp.bin)" /tmp/ucp.back || fail "gonfsrdma cp from $(ucp_url ucp.bin) failed"
+	[[ $(sum_of /tmp/ucp.back) == "$(cat "$SRC/ucp.sum")" ]] || fail "the copy differs from the source"
+	rm -f /tmp/ucp.back "$W/ucp.bin"
+}
+step_ucp_ls() { # gonfsrdma ls -R of the work directory against the kernel mount's ls -R
+	need_mount
+	local got want
+	got=$("$BIN" ls -R "$(ucp_url "")") || fail "gonfsrdma ls -R failed"
+	got=$(grep -v -e '^$' -e ':$' <<<"$got" | sort)
+	want=$(cd "$W" && ls -R -A . | grep -v -e '^$' -e ':$' | sort)
+	[[ $got == "$want" ]] || fail "listing differs from the kernel mount's: $(diff <(echo "$want") <(echo "$got") | head -5 | tr '\n' ' ')"
+	note "$(wc -l <<<"$want") names"
+}
+
 long_target() { # 4000 bytes: 400 components "compNNNNN/"
 	local t="" c i
 	for ((i = 0; i < 400; i++)); do printf -v c 'comp%05d/' "$i"; t+=$c; done
@@ -1231,6 +1266,11 @@ workload() { # transport mount-options
 	S "$xp" "ls 2000 entries" "$STEP_TIMEOUT" step_ls2000
 	[[ $xp == rdma ]] && S "$xp" "Reply chunks used by the 2000-entry listing" 10 step_chunk_check ls 3 "reply_chunks"
 	S "$xp" "find 2000 entries" "$STEP_TIMEOUT" step_find2000
+	if [[ $xp == rdma ]]; then
+		S "$xp" "gonfsrdma cp ${UCP_MB} MiB in (user-space client)" "$BIG_TIMEOUT" step_ucp_in
+		S "$xp" "gonfsrdma cp ${UCP_MB} MiB out (user-space client)" "$BIG_TIMEOUT" step_ucp_out
+		S "$xp" "gonfsrdma ls -R vs the kernel mount" "$STEP_TIMEOUT" step_ucp_ls
+	fi
 	S "$xp" "symlink 4000-byte target" "$STEP_TIMEOUT" step_symlink
 	S "$xp" "rename" "$STEP_TIMEOUT" step_rename
 	S "$xp" "hard link" "$STEP_TIMEOUT" step_hardlink
