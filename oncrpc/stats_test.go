@@ -130,3 +130,34 @@ func TestLatencySampling(t *testing.T) {
 		}
 	}
 }
+
+// TestTimedSampling: the latency sample takes one XID in 16 over any run
+// of consecutive XIDs (as clients number their calls), never a burst:
+// 2 to 4 of any 50 (the bound the daemon's metrics test relies on), and
+// exactly 4,096 of 65,536.
+func TestTimedSampling(t *testing.T) {
+	starts := []uint32{0, 1, 15, 16, 0xf0, 0xff, 0x100, 0xfff0, 0xffffffc0, 0x7fffffff}
+	for s := uint32(0); s < 1<<12; s += 7 {
+		starts = append(starts, s)
+	}
+	for _, s := range starts {
+		n := 0
+		for i := uint32(0); i < 50; i++ {
+			if timed(s + i) {
+				n++
+			}
+		}
+		if n < 2 || n > 4 {
+			t.Fatalf("%d of the 50 XIDs from %#x timed, want 2 to 4", n, s)
+		}
+	}
+	n := 0
+	for x := uint32(0); x < 1<<16; x++ {
+		if timed(0x12340000 + x) {
+			n++
+		}
+	}
+	if n != 1<<16/LatencySampleEvery {
+		t.Fatalf("%d of 65,536 consecutive XIDs timed, want %d", n, 1<<16/LatencySampleEvery)
+	}
+}
