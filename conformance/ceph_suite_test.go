@@ -16,10 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gonfsrdma/gonfsrdma/daemon"
-	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc/rpcbind"
-	rdmaclient "github.com/gonfsrdma/gonfsrdma/rpcrdma/client"
-	"github.com/gonfsrdma/gonfsrdma/verbs"
 	"github.com/gonfsrdma/gonfsrdma/verbs/softfabric"
 	"github.com/gonfsrdma/gonfsrdma/vfs"
 	"github.com/gonfsrdma/gonfsrdma/vfs/cephfs"
@@ -120,23 +117,5 @@ func TestSuiteCephTCP(t *testing.T) {
 func TestSuiteCephRDMAFabric(t *testing.T) {
 	fabric := softfabric.NewFabric()
 	d, export, ro, pmPort := startCephDaemon(t, fabric, "127.0.0.1:20049")
-	runSuite(t, d, export, pmPort, Config{
-		Transport: "rdma",
-		Port:      int(d.RDMAPort()),
-		ROExport:  ro,
-		DialNFS: func(ctx context.Context, addr string) (oncrpc.Caller, error) {
-			return rdmaclient.Dial(ctx, fabric, addr, rdmaclient.Config{
-				Cred:      oncrpc.NewAuthSys("conformance", uint32(os.Geteuid()), uint32(os.Getegid())),
-				LocalAddr: "127.0.0.1:0",
-			})
-		},
-		DialRDMA: func(ctx context.Context, addr string, cfg rdmaclient.Config) (*rdmaclient.Client, error) {
-			cfg.LocalAddr = "127.0.0.1:0"
-			return rdmaclient.Dial(ctx, fabric, addr, cfg)
-		},
-		DialVerbs: func(ctx context.Context, addr string, p verbs.ConnParams) (verbs.Conn, error) {
-			p.LocalAddr = "127.0.0.1:0"
-			return fabric.Dial(ctx, addr, p)
-		},
-	})
+	runSuite(t, d, export, pmPort, fabricSuiteConfig(fabric, d, ro))
 }

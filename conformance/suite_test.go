@@ -105,7 +105,14 @@ func TestSuiteTCP(t *testing.T) {
 func TestSuiteRDMAFabric(t *testing.T) {
 	fabric := softfabric.NewFabric()
 	d, export, ro, pmPort := startDaemon(t, fabric, "127.0.0.1:20049")
-	runSuite(t, d, export, pmPort, Config{
+	runSuite(t, d, export, pmPort, fabricSuiteConfig(fabric, d, ro))
+}
+
+// fabricSuiteConfig is the suite's configuration for NFS over
+// RPC-over-RDMA on the software fabric to daemon d: its RDMA port, the
+// read-only export ro, and dialers that connect from loopback.
+func fabricSuiteConfig(fabric *softfabric.Fabric, d *daemon.Daemon, ro string) Config {
+	return Config{
 		Transport: "rdma",
 		Port:      int(d.RDMAPort()),
 		ROExport:  ro,
@@ -123,7 +130,7 @@ func TestSuiteRDMAFabric(t *testing.T) {
 			p.LocalAddr = "127.0.0.1:0"
 			return fabric.Dial(ctx, addr, p)
 		},
-	})
+	}
 }
 
 // strictAllowFile lists the tests allowed to WARN when the strict
