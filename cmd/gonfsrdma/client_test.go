@@ -21,9 +21,10 @@ import (
 	"github.com/gonfsrdma/gonfsrdma/daemon"
 )
 
-// startExport runs an in-process daemon (TCP only) exporting a fresh
-// directory rw to loopback and returns the directory and its URL prefix.
-func startExport(t *testing.T) (string, string) {
+// startTestDaemon runs an in-process daemon (TCP only, no rpcbind)
+// exporting a fresh directory rw to loopback, with set (when not nil)
+// adjusting its configuration, and returns it and the directory.
+func startTestDaemon(t *testing.T, set func(*daemon.Config)) (*daemon.Daemon, string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "export")
 	if err := os.Mkdir(dir, 0o755); err != nil {
@@ -33,9 +34,13 @@ func startExport(t *testing.T) (string, string) {
 	if err := os.WriteFile(exportsFile, []byte(dir+" 127.0.0.1(rw,no_root_squash,insecure,fsid=9)\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d, err := daemon.Start(context.Background(), zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)), daemon.Config{
+	cfg := daemon.Config{
 		ExportsFile: exportsFile, NFSAddr: "127.0.0.1:0", MountAddr: "127.0.0.1:0", NoPortmap: true, StateDir: t.TempDir(),
-	})
+	}
+	if set != nil {
+		set(&cfg)
+	}
+	d, err := daemon.Start(context.Background(), zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,6 +49,14 @@ func startExport(t *testing.T) (string, string) {
 		defer cancel()
 		d.Shutdown(ctx)
 	})
+	return d, dir
+}
+
+// startExport runs startTestDaemon's daemon and returns the directory
+// and its URL prefix.
+func startExport(t *testing.T) (string, string) {
+	t.Helper()
+	d, dir := startTestDaemon(t, nil)
 	_, nport, _ := net.SplitHostPort(d.NFSAddr().String())
 	_, mport, _ := net.SplitHostPort(d.MountAddr().String())
 	return dir, fmt.Sprintf("nfs://127.0.0.1:%s%s", nport, dir) + "%s?mountport=" + mport

@@ -4,16 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/urfave/cli/v3"
-	"go.uber.org/zap"
-	"go.uber.org/zap/zaptest"
 
 	"github.com/gonfsrdma/gonfsrdma/daemon"
 	nfsc "github.com/gonfsrdma/gonfsrdma/nfs/client"
@@ -25,27 +20,9 @@ import (
 // on loopback and returns it.
 func startMetricsServer(t *testing.T) (*daemon.Daemon, string) {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "export")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	exportsFile := filepath.Join(t.TempDir(), "exports")
-	if err := os.WriteFile(exportsFile, []byte(dir+" 127.0.0.1(rw,no_root_squash,insecure,fsid=9)\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	d, err := daemon.Start(context.Background(), zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)), daemon.Config{
-		ExportsFile: exportsFile, NFSAddr: "127.0.0.1:0", MountAddr: "127.0.0.1:0", NoPortmap: true, StateDir: t.TempDir(),
-		MetricsAddr: "127.0.0.1:0", Version: "stats-test", NoNLM: true,
+	return startTestDaemon(t, func(cfg *daemon.Config) {
+		cfg.MetricsAddr, cfg.Version, cfg.NoNLM = "127.0.0.1:0", "stats-test", true
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		d.Shutdown(ctx)
-	})
-	return d, dir
 }
 
 // runStats runs `gonfsrdma stats ARGS` and returns stdout, stderr and the
