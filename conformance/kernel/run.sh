@@ -29,17 +29,23 @@ REQUIRE=${GONFSRDMA_REQUIRE:-0}
 # servers that get the lock rows (mounts without nolock, guest/test.sh
 # lock_rows)
 LOCK_SERVERS=${GONFSRDMA_KERNEL_LOCK_SERVERS-knfsd gonfsrdma}
+# servers that get the NIC-reset rows (guest/nicreset.sh on the client's,
+# then on the server's NIC in the middle of a write on the RDMA mount)
+NIC_RESET_SERVERS=${GONFSRDMA_KERNEL_NIC_RESET_SERVERS-knfsd gonfsrdma}
 # servers that get the lossy-link rows (tc netem on the RDMA mount)
 NETEM_SERVERS=${GONFSRDMA_KERNEL_NETEM_SERVERS-}
 # the loss rates of those rows (percent), and whether the RDMA workload of
 # those servers is cut down to its mount and the netem rows
 NETEM_LOSS=${GONFSRDMA_KERNEL_NETEM_LOSS:-0.1 1 5}
 NETEM_ONLY=${GONFSRDMA_KERNEL_NETEM_ONLY:-0}
-# gonfsrdma's transports between the two guests. RDMA is left out by
-# default: the kernel client's RDMA workload passes between the guests
-# (issue 16 fixed), but gonfsrdma's own RDMA client (bench) stalled there
-# in a 1 MiB WRITE for 240 s; "rdma tcp" runs it all between the guests.
-GONF_TRANSPORTS=${GONFSRDMA_KERNEL_GONF_TRANSPORTS-tcp}
+# which lossy-link rows run: rw (write+read at each loss rate), tar (tar +
+# diff -r at each rate), outage (the two rows across 10 s outages)
+NETEM_ROWS=${GONFSRDMA_KERNEL_NETEM_ROWS:-rw tar outage}
+# gonfsrdma's transports between the two guests: its whole RDMA workload,
+# suite and bench cross the link as knfsd's do (issue 16: its bench over
+# RDMA crawled there until the server pulled Read chunks in 128 KiB
+# Reads); "tcp" leaves its RDMA to the one-guest run.
+GONF_TRANSPORTS=${GONFSRDMA_KERNEL_GONF_TRANSPORTS-rdma tcp}
 # the one-guest run (server and client in one guest, rxe on a dummy device):
 # both servers over RDMA; on by default only when gonfsrdma's RDMA is left
 # out of the two-host run
@@ -47,11 +53,17 @@ ONE_DEFAULT=0
 [[ " $TRANSPORTS " == *" rdma "* && " $GONF_TRANSPORTS " != *" rdma "* ]] && ONE_DEFAULT=1
 ONE_GUEST=${GONFSRDMA_KERNEL_ONE_GUEST:-$ONE_DEFAULT}
 ONE_TIMEOUT=${GONFSRDMA_KERNEL_ONE_TIMEOUT:-840}
-MEM=${GONFSRDMA_KERNEL_MEM:-1536}
-BOOT_TIMEOUT=${GONFSRDMA_KERNEL_TIMEOUT:-1500}
+MEM=${GONFSRDMA_KERNEL_MEM:-2048}
+# The two-guest run takes ~1,370 s on a quiet 2-core host; at host load
+# 26 its knfsd share (half the limit) ran out at 1800 (rows not run):
+# 2400 leaves a slow CI machine ~1.75x, and a normal run no longer.
+BOOT_TIMEOUT=${GONFSRDMA_KERNEL_TIMEOUT:-2400}
 BIG_MB=${GONFSRDMA_KERNEL_BIG_MB:-64}
-# the user-space client's copy over RDMA (gonfsrdma cp), a multiple of BIG_MB
-UCP_MB=${GONFSRDMA_KERNEL_UCP_MB:-$((BIG_MB * 4))}
+# the user-space client's copy over RDMA (gonfsrdma cp), a multiple of BIG_MB.
+# Two parts keep the misplaced-block check (each part a different rotation);
+# 4 parts cost CI another ~130 s (its four rows took 258 s of 2,016 s).
+UCP_MB=${GONFSRDMA_KERNEL_UCP_MB:-$((BIG_MB * 2))}
+NETEM_MB=${GONFSRDMA_KERNEL_NETEM_MB:-$BIG_MB}
 KILL_MB=${GONFSRDMA_KERNEL_KILL_MB:-32}
 STEP_TIMEOUT=${GONFSRDMA_KERNEL_STEP_TIMEOUT:-120}
 BIG_TIMEOUT=${GONFSRDMA_KERNEL_BIG_TIMEOUT:-300}
@@ -63,12 +75,14 @@ BENCH=${GONFSRDMA_KERNEL_BENCH:-1}
 BENCH_TIMEOUT=${GONFSRDMA_KERNEL_BENCH_TIMEOUT:-240}
 # the rm -rf rows (guest/rows_rmrf.sh): 1 in the workload, 0 none, only
 # (the workload is mount, rm -rf rows, umount); their transports (of those
-# gonfsrdma runs in a guest); directory sizes created on the server and
-# through the mount
+# gonfsrdma runs between the guests); the rows, TRANSPORT/KIND/SIZE (KIND
+# mount: a flat directory of SIZE long names made through the mount by
+# treemake; tree: DEPTHxWIDTHxFILES made through the mount; server: flat,
+# made on the server); treemake's creators at once
 RMRF=${GONFSRDMA_KERNEL_RMRF:-1}
-RMRF_TRANSPORTS=${GONFSRDMA_KERNEL_RMRF_TRANSPORTS-tcp}
-RMRF_SERVER_SIZES=${GONFSRDMA_KERNEL_RMRF_SERVER_SIZES-2500}
-RMRF_MOUNT_SIZES=${GONFSRDMA_KERNEL_RMRF_MOUNT_SIZES-}
+RMRF_TRANSPORTS=${GONFSRDMA_KERNEL_RMRF_TRANSPORTS-rdma tcp}
+RMRF_ROWS=${GONFSRDMA_KERNEL_RMRF_ROWS-tcp/mount/2500 tcp/tree/12x3x30 rdma/server/2500}
+RMRF_WRITERS=${GONFSRDMA_KERNEL_RMRF_WRITERS:-16}
 BENCH_ARGS=${GONFSRDMA_KERNEL_BENCH_ARGS:---size 64MiB --block 1MiB --qd 4 --rand-qd 16 --rand-time 5s --files 500}
 
 log() { printf '[kernel-vm] %s\n' "$*"; }
@@ -87,7 +101,11 @@ for v in WORKLOAD CONFORMANCE BENCH; do
 done
 [[ $RMRF == 0 || $RMRF == 1 || $RMRF == only ]] || die "GONFSRDMA_KERNEL_RMRF must be 0, 1 or only"
 for s in $RMRF_TRANSPORTS; do [[ $s == rdma || $s == tcp ]] || die "unknown transport '$s' in GONFSRDMA_KERNEL_RMRF_TRANSPORTS (rdma, tcp)"; done
-for n in $RMRF_SERVER_SIZES $RMRF_MOUNT_SIZES; do isnum "$n" && ((n > 0)) || die "GONFSRDMA_KERNEL_RMRF_SERVER_SIZES / _MOUNT_SIZES: positive counts only ('$n')"; done
+for r in $RMRF_ROWS; do
+	[[ $r =~ ^(rdma|tcp)/((mount|server)/[1-9][0-9]*|tree/[1-9][0-9]?x[1-9][0-9]*x[1-9][0-9]*)$ ]] ||
+		die "GONFSRDMA_KERNEL_RMRF_ROWS: '$r' is not TRANSPORT/mount/N, TRANSPORT/server/N or TRANSPORT/tree/DEPTHxWIDTHxFILES (TRANSPORT rdma or tcp, DEPTH 1..99)"
+done
+isnum "$RMRF_WRITERS" && ((RMRF_WRITERS >= 1 && RMRF_WRITERS <= 256)) || die "GONFSRDMA_KERNEL_RMRF_WRITERS must be 1..256"
 [[ $BENCH_ARGS != *[\'\"\$\`\;\&\|]* ]] || die "GONFSRDMA_KERNEL_BENCH_ARGS: plain flags only (no quotes or shell characters)"
 [[ -n $SERVERS ]] || die "GONFSRDMA_KERNEL_SERVERS is empty"
 for s in $SERVERS; do [[ $s == knfsd || $s == gonfsrdma ]] || die "unknown server '$s' in GONFSRDMA_KERNEL_SERVERS (knfsd, gonfsrdma)"; done
@@ -97,6 +115,9 @@ isnum "$ONE_TIMEOUT" && ((ONE_TIMEOUT >= 120)) || die "GONFSRDMA_KERNEL_ONE_TIME
 for s in $NETEM_SERVERS; do [[ $s == knfsd || $s == gonfsrdma ]] || die "unknown server '$s' in GONFSRDMA_KERNEL_NETEM_SERVERS (knfsd, gonfsrdma)"; done
 for l in $NETEM_LOSS; do [[ $l =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "GONFSRDMA_KERNEL_NETEM_LOSS: '$l' is not a percentage"; done
 [[ $NETEM_ONLY == 0 || $NETEM_ONLY == 1 ]] || die "GONFSRDMA_KERNEL_NETEM_ONLY must be 0 or 1"
+for r in $NETEM_ROWS; do [[ $r == rw || $r == tar || $r == outage ]] || die "unknown row kind '$r' in GONFSRDMA_KERNEL_NETEM_ROWS (rw, tar, outage)"; done
+isnum "$NETEM_MB" && ((NETEM_MB >= 1 && NETEM_MB <= BIG_MB)) || die "GONFSRDMA_KERNEL_NETEM_MB must be 1..GONFSRDMA_KERNEL_BIG_MB"
+for s in $NIC_RESET_SERVERS; do [[ $s == knfsd || $s == gonfsrdma ]] || die "unknown server '$s' in GONFSRDMA_KERNEL_NIC_RESET_SERVERS (knfsd, gonfsrdma)"; done
 for s in $LOCK_SERVERS; do [[ $s == knfsd || $s == gonfsrdma ]] || die "unknown server '$s' in GONFSRDMA_KERNEL_LOCK_SERVERS (knfsd, gonfsrdma)"; done
 for s in $TRANSPORTS; do [[ $s == rdma || $s == tcp ]] || die "unknown transport '$s' in GONFSRDMA_KERNEL_TRANSPORTS (rdma, tcp)"; done
 has() { [[ " $1 " == *" $2 "* ]]; }
@@ -147,15 +168,32 @@ if has "$SERVERS" gonfsrdma || ((CONFORMANCE || BENCH)); then
 fi
 
 # --- the lock test program (static, runs in both guests) --------------------
+# build_static NAME: a static build of ./conformance/kernel/NAME into
+# $OUT/bin/NAME, its output in $OUT/NAME-build.log; fails when go is missing
+# or the build fails
+build_static() {
+	mkdir -p "$OUT/bin"
+	command -v go >/dev/null &&
+		(cd "$REPO" && CGO_ENABLED=0 timeout 600 go build -o "$OUT/bin/$1" "./conformance/kernel/$1") >"$OUT/$1-build.log" 2>&1
+}
 LOCKTEST_BIN=""
 if [[ -n $LOCK_SERVERS ]]; then
-	mkdir -p "$OUT/bin"
-	if command -v go >/dev/null &&
-		(cd "$REPO" && CGO_ENABLED=0 timeout 600 go build -o "$OUT/bin/locktest" ./conformance/kernel/locktest) >"$OUT/locktest-build.log" 2>&1; then
+	if build_static locktest; then
 		LOCKTEST_BIN=$OUT/bin/locktest
 		log "locktest: built (lock rows for: $LOCK_SERVERS)"
 	else
 		log "locktest: not built (see $OUT/locktest-build.log): the lock rows fail"
+	fi
+fi
+
+# --- treemake (static, creates the rm -rf rows' directories through the mount)
+TREEMAKE_BIN=""
+if [[ $RMRF != 0 && " $RMRF_ROWS" =~ /(mount|tree)/ ]]; then
+	if build_static treemake; then
+		TREEMAKE_BIN=$OUT/bin/treemake
+		log "treemake: built (rm -rf rows made through the mount)"
+	else
+		log "treemake: not built (see $OUT/treemake-build.log): the rm -rf rows made through the mount fail"
 	fi
 fi
 
@@ -204,6 +242,7 @@ for d in "$share" "$sshare"; do
 	for f in "$HERE"/guest/*.sh; do install -m 0755 "$f" "$d/guest/"; done
 	[[ -n $GONF_BIN ]] && install -m 0755 "$GONF_BIN" "$d/bin/gonfsrdma"
 	[[ -n $LOCKTEST_BIN ]] && install -m 0755 "$LOCKTEST_BIN" "$d/bin/locktest"
+	[[ -n $TREEMAKE_BIN ]] && install -m 0755 "$TREEMAKE_BIN" "$d/bin/treemake"
 done
 [[ -n $VERBS_BIN ]] && install -m 0755 "$VERBS_BIN" "$sshare/bin/verbs-hw.test"
 [[ -n $RPCRDMA_BIN ]] && install -m 0755 "$RPCRDMA_BIN" "$sshare/bin/rpcrdma-hw.test"
@@ -225,13 +264,16 @@ done
 	printf 'BENCH_ARGS=%q\n' "$BENCH_ARGS"
 	printf 'GONFSRDMA_ARGS=%q\n' "${GONFSRDMA_ARGS:-}"
 	echo "LOCK_SERVERS=\"$LOCK_SERVERS\""
+	echo "NIC_RESET_SERVERS=\"$NIC_RESET_SERVERS\""
 	echo "NETEM_SERVERS=\"$NETEM_SERVERS\""
 	echo "RMRF=$RMRF"
 	echo "RMRF_TRANSPORTS=\"$RMRF_TRANSPORTS\""
-	echo "RMRF_SERVER_SIZES=\"$RMRF_SERVER_SIZES\""
-	echo "RMRF_MOUNT_SIZES=\"$RMRF_MOUNT_SIZES\""
+	echo "RMRF_ROWS=\"$RMRF_ROWS\""
+	echo "RMRF_WRITERS=$RMRF_WRITERS"
 	echo "NETEM_LOSS=\"$NETEM_LOSS\""
 	echo "NETEM_ONLY=$NETEM_ONLY"
+	echo "NETEM_MB=$NETEM_MB"
+	echo "NETEM_ROWS=\"$NETEM_ROWS\""
 	# gonfsrdma's transports: those of the two-host run that it runs
 	gt=""
 	for x in $TRANSPORTS; do has "$GONF_TRANSPORTS" "$x" && gt+="${gt:+ }$x"; done
@@ -317,9 +359,9 @@ if ((ONE_GUEST)) && [[ -n $RUN_SERVERS ]] && has "$TRANSPORTS" rdma; then
 	mkdir -p "$oshare/guest" "$oshare/bin" "$oshare/results"
 	for f in "$HERE"/guest/*.sh; do install -m 0755 "$f" "$oshare/guest/"; done
 	[[ -n $GONF_BIN ]] && install -m 0755 "$GONF_BIN" "$oshare/bin/gonfsrdma"
-	grep -Ev '^(TRANSPORTS|GONF_TRANSPORTS|CONF_TRANSPORTS|LOCK_SERVERS|NETEM_SERVERS|RUN_VERBS|RUN_RPCRDMA)=' "$share/guest/config" |
+	grep -Ev '^(TRANSPORTS|GONF_TRANSPORTS|CONF_TRANSPORTS|LOCK_SERVERS|NETEM_SERVERS|NIC_RESET_SERVERS|RUN_VERBS|RUN_RPCRDMA)=' "$share/guest/config" |
 		grep -Ev '^(ROLE|HOST_NAME|NET_ADDR)=' >"$oshare/guest/config"
-	printf '%s\n' 'TRANSPORTS="rdma"' 'GONF_TRANSPORTS="rdma"' 'CONF_TRANSPORTS="rdma"' 'LOCK_SERVERS=""' 'NETEM_SERVERS=""' \
+	printf '%s\n' 'TRANSPORTS="rdma"' 'GONF_TRANSPORTS="rdma"' 'CONF_TRANSPORTS="rdma"' 'LOCK_SERVERS=""' 'NETEM_SERVERS=""' 'NIC_RESET_SERVERS=""' \
 		RUN_VERBS=0 RUN_RPCRDMA=0 ROLE=both HOST_NAME=server NET_DEV=dummy NET_ADDR=10.99.0.1/24 'ROW_PREFIX="one guest: "' >>"$oshare/guest/config"
 	echo $((ONE_TIMEOUT - 30)) >"$oshare/guest/timeout"
 	log "booting the one-guest run (server and client in one guest, rxe on a dummy device) for: $RUN_SERVERS over RDMA (qemu limit ${ONE_TIMEOUT}s)"
@@ -447,6 +489,11 @@ if ((BENCH)) || ((WORKLOAD)); then
 	echo
 	echo "================ performance in the guest (ratio = gonfsrdma / knfsd; files: $RES/bench-*.txt, bench-*.json) ================"
 	"$HERE/tables.sh" perf "$RES" "$ALL" | tee "$OUT/perf-table.md" || echo "(no performance results)"
+fi
+if [[ -n $LOCK_SERVERS ]]; then
+	echo
+	echo "================ lock rows (NLM/NSM through the kernel client, no nolock; both servers, RDMA and TCP) ================"
+	"$HERE/tables.sh" locks "$RES" "$ALL" | tee "$OUT/locks-table.md" || echo "(no lock rows)"
 fi
 
 rc=0

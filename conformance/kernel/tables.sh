@@ -8,6 +8,9 @@
 #                                        (docs/conformance-results.md)
 #   tables.sh perf RESULTS ROWS.tsv      kernel-client dd MiB/s and bench
 #                                        phases, knfsd vs gonfsrdma, ratios
+#   tables.sh locks RESULTS ROWS.tsv     the "locks:" rows side by side, both
+#                                        servers, RDMA and TCP: status, checks
+#                                        and each row's measured times
 #
 # RESULTS is share/results of a run: conf-SERVER-XPORT.txt (the output of
 # `gonfsrdma conformance`: "CODE Name : STATUS", the reason indented on the
@@ -15,7 +18,7 @@
 # bench-SERVER-XPORT.txt (the table `gonfsrdma bench` prints).
 set -euo pipefail
 
-usage() { echo "usage: $0 conformance-text|conformance-md RESULTS | perf RESULTS ROWS.tsv" >&2; exit 2; }
+usage() { echo "usage: $0 conformance-text|conformance-md RESULTS | perf|locks RESULTS ROWS.tsv" >&2; exit 2; }
 (($# >= 2)) || usage
 cmd=$1 res=$2
 [[ -d $res ]] || { echo "$0: no results directory $res" >&2; exit 2; }
@@ -149,9 +152,54 @@ perf() {
 		}' "$rows" "${cost[@]}" "${files[@]}"
 }
 
+# locks ROWS.tsv: one line per lock row (the two mount rows, whose commands
+# differ per transport, are one "mount as an admin types it" line), one
+# column per server and transport: PASS/FAIL/SKIP, the checks that failed
+# when any did, and the row's times (grant after unlock, reclaim after the
+# restart, release after sm-notify). "-" where the row did not run.
+locks() {
+	local rows=${1:?rows.tsv}
+	[[ -s $rows ]] || { echo "no rows in $rows" >&2; return 1; }
+	awk -F'\t' '
+		$3 !~ /^locks: / || ($1 != "knfsd" && $1 != "gonfsrdma") { next }
+		{
+			name = substr($3, 8)
+			if (name ~ /^mount /) { cmd[$2] = name; name = "mount as an admin types it (no ports, no nolock)" }
+			if (!(name in seen)) { seen[name] = 1; order[++n] = name }
+			d = $6; t = ""
+			if (match(d, /[0-9]+ checks, [0-9]+ failed/)) {
+				split(substr(d, RSTART, RLENGTH), ck, /[ ,]+/)
+				t = (ck[1] - ck[3]) "/" ck[1]
+			}
+			while (match(d, /(unlock-to-grant: [0-9]+ ms(, [0-9]+ ms)*|release-to-grant: [0-9]+ ms|back on the server [0-9]+ ms|granted [0-9]+ ms after|freed [0-9]+ ms)/)) {
+				m = substr(d, RSTART, RLENGTH); d = substr(d, RSTART + RLENGTH)
+				sub(/^unlock-to-grant: |^release-to-grant: /, "grant ", m)
+				sub(/^back on the server /, "reclaim ", m)
+				sub(/^granted /, "B ", m); sub(/ after$/, "", m)
+				t = t (t == "" ? "" : ", ") m
+			}
+			cell[$1 "-" $2, name] = $4 (t == "" ? "" : " " t) sprintf(" (%.0f s)", $5 / 1000)
+		}
+		END {
+			if (n == 0) { print "no lock rows"; exit }
+			split("knfsd-rdma gonfsrdma-rdma knfsd-tcp gonfsrdma-tcp", c, " ")
+			printf "| %-48s | %-30s | %-30s | %-30s | %-30s |\n", "lock row", "knfsd RDMA", "gonfsrdma RDMA", "knfsd TCP", "gonfsrdma TCP"
+			printf "|---|---|---|---|---|\n"
+			for (i = 1; i <= n; i++) {
+				k = order[i]; line = sprintf("| %-48s", k)
+				for (j = 1; j <= 4; j++) line = line sprintf(" | %-30s", ((c[j], k) in cell) ? cell[c[j], k] : "-")
+				print line " |"
+			}
+			print "N/M: checks passed of those the row made; (N s): the row'"'"'s time; grant: unlock (or flock release) to the waiter'"'"'s grant;"
+			print "reclaim: server restart to the reclaimed lock on the server; B: A'"'"'s unlock to B'"'"'s grant after it; freed: sm-notify to the locks gone"
+			for (x in cmd) printf "mount over %s: %s\n", x, cmd[x]
+		}' "$rows"
+}
+
 case $cmd in
 conformance-text) conf_awk text ;;
 conformance-md) conf_awk md ;;
 perf) shift 2; perf "$@" ;;
+locks) shift 2; locks "$@" ;;
 *) usage ;;
 esac

@@ -21,16 +21,29 @@
 # it took more calls than knfsd's same row in this guest (knfsd runs
 # first, as reference). run.sh prints them side by side.
 #
-# Names are 197 bytes. RMRF_SIZES (default 2500): directories created
-# through the mount by one writer (eight at once took 91 s for 2,500 with
-# knfsd over TCP, where the workload's one writer makes 2,000 short names
-# in 6 s), on the transports of the workload that gonfsrdma
-# runs in this guest. RMRF_BIG_SIZES (default none): directories created
-# on the server, on those of the transports in RMRF_BIG_TRANSPORTS
-# (default tcp).
+# Every call-count note also gives the client's mean time per call of
+# REMOVE, GETATTR, CREATE (mountstats "execute": queue + round trip, ms):
+# the 6.1 client keeps the attributes READDIRPLUS gave an entry for acregmin
+# (3 s) and stats it again (GETATTR) when rm reaches it later than that,
+# so the GETATTR count of an rm row follows the time per call.
+#
+# The directories: RMRF_ROWS, a list of TRANSPORT/KIND/SIZE (each row on
+# that transport, when it is in RMRF_TRANSPORTS and gonfsrdma runs it in
+# this guest; not in the one-guest run, whose time is full):
+#   T/mount/N        a flat directory of N 197-byte names created through
+#                    the mount by treemake (conformance/kernel/treemake,
+#                    built on the host) with RMRF_WRITERS creators at once
+#   T/tree/DxWxF     a deep tree created through the mount by treemake: W
+#                    directories on each of D levels, each level inside the
+#                    first directory of the one above, F files in every
+#                    directory
+#   T/server/N       a flat directory of N long names created on the server
+#                    guest (through `remote`: seconds)
+# Before the find row the server's count is checked against what was made.
 
-: "${RMRF_SIZES=2500}" "${RMRF_BIG_SIZES=}" "${RMRF_BIG_TRANSPORTS=tcp}" "${RMRF_WRITERS:=1}"
+: "${RMRF_ROWS=tcp/mount/2500}" "${RMRF_WRITERS:=16}"
 RMRF_BUSYBOX=/bin/busybox
+RMRF_TREEMAKE=/share/bin/treemake
 RMRF_CALLS=/tmp/rmrf-calls # knfsd's call counts, for gonfsrdma's rows
 
 # rmrf_name VAR I: entry I's 197-byte name into VAR (no subshell: a fork
@@ -72,16 +85,48 @@ rmrf_server_make() { # name n
 	rmrf_make "$EXP/run-$XPORT/$1" "$2" 1
 }
 
-step_rmrf_create() { # n: through the mount
+# rmrf_treemake NAME ARGS...: treemake under the work directory through the
+# mount; notes its line; the entries it made into RMRF_MADE
+RMRF_MADE=0
+rmrf_treemake() {
+	local name=$1 out
+	shift
+	[[ -x $RMRF_TREEMAKE ]] || fail "no $RMRF_TREEMAKE (run.sh builds it when the rm -rf rows create through the mount)"
+	out=$("$RMRF_TREEMAKE" "$1" "$W/$name" "${@:2}" 2>&1) || fail "treemake $*: $(printf '%s' "$out" | head -c 300)"
+	[[ $out =~ ^created\ ([0-9]+)\ entries ]] || fail "treemake $*: unexpected output: $(printf '%s' "$out" | head -c 200)"
+	RMRF_MADE=${BASH_REMATCH[1]}
+	note "$out through the mount, $RMRF_WRITERS creators"
+}
+step_rmrf_create() { # n: a flat directory through the mount
 	need_mount
+	local o0
 	remote rmrf_server_clear "rmrf$1" || exit $?
-	rmrf_make "$W/rmrf$1" "$1" "$RMRF_WRITERS"
-	note "$1 files created through the mount"
+	o0=$(rmrf_others)
+	rmrf_treemake "rmrf$1" flat "$1" "$RMRF_WRITERS"
+	rmrf_others_note "$o0"
+	rmrf_expect "rmrf$1" $((RMRF_MADE + 1))
+}
+step_rmrf_tree_create() { # name depth width files: a deep tree through the mount
+	need_mount
+	local o0
+	remote rmrf_server_clear "$1" || exit $?
+	o0=$(rmrf_others)
+	rmrf_treemake "$1" tree "$2" "$3" "$4" "$RMRF_WRITERS"
+	rmrf_others_note "$o0"
+	rmrf_expect "$1" $((RMRF_MADE + 1))
+}
+# rmrf_expect NAME N: the server's file system holds N entries under NAME
+# (the top included), what was made
+rmrf_expect() {
+	local s
+	s=$(remote rmrf_server_count "$1") || exit $?
+	((s == $2)) || fail "the server's file system holds $s entries under $1, $2 were made"
 }
 step_rmrf_server_create() { # n: on the server, in the exported tmpfs
 	need_mount
 	remote rmrf_server_clear "rmrf$1" || exit $?
 	remote rmrf_server_make "rmrf$1" "$1" || exit $?
+	rmrf_expect "rmrf$1" $(($1 + 1))
 	note "$1 files created on the server"
 }
 step_rmrf_remount() { # mount options
@@ -112,17 +157,30 @@ rmrf_calls() {
 	esac
 }
 
-# rmrf_others: the counts of the other calls a listing or removal makes,
-# "LOOKUP n GETATTR n ACCESS n REMOVE n CREATE n" (for the diff below)
-RMRF_OTHER_OPS="LOOKUP GETATTR ACCESS REMOVE CREATE"
-rmrf_others() { local p; for p in $RMRF_OTHER_OPS; do printf '%s %s ' "$p" "$(rmrf_ops "$p")"; done; }
-# rmrf_others_note BEFORE: note the other calls made since BEFORE
+# rmrf_others: the counts and summed execute times (ms) of the other
+# calls a listing or removal makes, "LOOKUP n ms GETATTR n ms ..." (for
+# the diff below; mountstats per-op line: ops transmissions timeouts
+# bytes-sent bytes-received queue rtt execute [errors])
+RMRF_OTHER_OPS="LOOKUP GETATTR ACCESS REMOVE CREATE SETATTR MKDIR RMDIR"
+rmrf_others() {
+	awk -v m="$MNT" -v ops="$RMRF_OTHER_OPS" '
+		$1 == "device" { inblk = ($5 == m) }
+		inblk && $1 ~ /^[A-Z]+:$/ { p = substr($1, 1, length($1) - 1); n[p] = $2; x[p] = $9 }
+		END { k = split(ops, o, " "); for (i = 1; i <= k; i++) printf "%s %d %d ", o[i], n[o[i]], x[o[i]] }' /proc/self/mountstats
+}
+# rmrf_others_note BEFORE: note the other calls made since BEFORE, with the
+# mean execute time of those that took 100 calls or more
 rmrf_others_note() {
 	local -a a b
-	local i out=""
+	local i out="" d
 	read -ra a <<<"$1"
 	read -ra b <<<"$(rmrf_others)"
-	for ((i = 0; i < ${#a[@]}; i += 2)); do out+="${out:+, }${a[i]} $((b[i + 1] - a[i + 1]))"; done
+	for ((i = 0; i < ${#a[@]}; i += 3)); do
+		d=$((b[i + 1] - a[i + 1]))
+		((d == 0)) && [[ ${a[i]} == SETATTR || ${a[i]} == MKDIR || ${a[i]} == RMDIR ]] && continue
+		out+="${out:+, }${a[i]} $d"
+		((d >= 100)) && out+=" ($(awk -v t=$((b[i + 2] - a[i + 2])) -v d="$d" 'BEGIN { printf "%.1f", t / d }') ms a call)"
+	done
 	note "other calls: $out"
 }
 
@@ -160,38 +218,54 @@ step_rmrf_server_cleanup() { # name: what a failed row left, removed on the serv
 	note "$(remote rmrf_server_count "$1") entries left"
 }
 
-# rmrf_dir TRANSPORT OPTS N CREATE-STEP LABEL: the rows of one directory;
-# when one fails, the directory is removed on the server, so that no later
-# row (a work directory removed through the mount) inherits it
+# rmrf_dir TRANSPORT OPTS N NAME LABEL CREATE-STEP ARGS...: the rows of
+# directory NAME (N entries below it); when one fails, the directory is
+# removed on the server, so that no later row (a work directory removed
+# through the mount) inherits it
 rmrf_dir() {
-	local xp=$1 opts=$2 n=$3 create=$4 label=$5 tmo
+	local xp=$1 opts=$2 n=$3 name=$4 label=$5 tmo
+	shift 5
 	# rm -rf and find of many names: 30 ms a name (REMOVE and LOOKUP
 	# between the guests took 21 ms a name with knfsd over TCP)
 	tmo=$((n * 3 / 100))
 	((tmo < BIG_TIMEOUT)) && tmo=$BIG_TIMEOUT
-	if S "$xp" "rm -rf $n $label: create" "$tmo" "$create" "$n" &&
-		S "$xp" "rm -rf $n $label: remount" 60 step_rmrf_remount "$opts" &&
-		S "$xp" "rm -rf $n $label: find = server count" "$tmo" step_rmrf_count "rmrf$n" &&
+	local found=1
+	if S "$xp" "rm -rf $n $label: create" "$tmo" "$@" &&
+		S "$xp" "rm -rf $n $label: remount" 60 step_rmrf_remount "$opts"; then
+		# a failed find row (a wrong count, or more calls than knfsd's)
+		# does not stop the rm -rf row: it is a row of its own
+		S "$xp" "rm -rf $n $label: find = server count" "$tmo" step_rmrf_count "$name" && found=0
 		# find filled the client's directory cache: remount again, so
 		# that rm -rf reads the directory from the server as it removes
-		S "$xp" "rm -rf $n $label: remount" 60 step_rmrf_remount "$opts" &&
-		S "$xp" "rm -rf $n $label" "$tmo" step_rmrf_remove "rmrf$n"; then
-		return 0
+		if S "$xp" "rm -rf $n $label: remount" 60 step_rmrf_remount "$opts" &&
+			S "$xp" "rm -rf $n $label" "$tmo" step_rmrf_remove "$name" && ((found == 0)); then
+			return 0
+		fi
 	fi
-	S "$xp" "rm -rf $n $label: server-side cleanup after a failure" "$STEP_TIMEOUT" step_rmrf_server_cleanup "rmrf$n"
+	S "$xp" "rm -rf $n $label: server-side cleanup after a failure" "$STEP_TIMEOUT" step_rmrf_server_cleanup "$name"
 	return 1
 }
 
-# rmrf_rows TRANSPORT OPTS: on the transports of RMRF_TRANSPORTS that
-# gonfsrdma runs in this guest (the rows compare it with knfsd; between the
-# guests its RDMA does not run yet, issue 16)
+# rmrf_rows TRANSPORT OPTS: the rows of RMRF_ROWS on TRANSPORT, when it is
+# in RMRF_TRANSPORTS and gonfsrdma runs it in this guest (the rows compare
+# it with knfsd), not in the one-guest run (ROLE both: its qemu limit is
+# full with the RDMA workload)
 rmrf_rows() {
-	local xp=$1 opts=$2 n
+	local xp=$1 opts=$2 row kind spec n d w f
+	[[ $ROLE != both ]] || return 0
 	[[ " $RMRF_TRANSPORTS " == *" $xp "* && " $(transports_of gonfsrdma) " == *" $xp "* ]] || return 0
-	for n in $RMRF_MOUNT_SIZES; do
-		rmrf_dir "$xp" "$opts" "$n" step_rmrf_create "long names made through the mount"
-	done
-	for n in $RMRF_SERVER_SIZES; do
-		rmrf_dir "$xp" "$opts" "$n" step_rmrf_server_create "long names"
+	for row in $RMRF_ROWS; do
+		[[ ${row%%/*} == "$xp" ]] || continue
+		kind=${row#*/} spec=${kind#*/} kind=${kind%%/*}
+		case $kind in
+		mount) rmrf_dir "$xp" "$opts" "$spec" "rmrf$spec" "long names made through the mount" step_rmrf_create "$spec" ;;
+		server) rmrf_dir "$xp" "$opts" "$spec" "rmrf$spec" "long names" step_rmrf_server_create "$spec" ;;
+		tree)
+			IFS=x read -r d w f <<<"$spec"
+			# below the top: d*w directories, (1 + d*w)*f files
+			n=$((d * w + (1 + d * w) * f))
+			rmrf_dir "$xp" "$opts" "$n" "rmrftree$spec" "entries of a tree $d deep made through the mount" step_rmrf_tree_create "rmrftree$spec" "$d" "$w" "$f"
+			;;
+		esac
 	done
 }

@@ -49,6 +49,7 @@ source "$CONF"
 : "${GONFSRDMA_ARGS:=}" "${SERVER_WAIT:=60}" "${ROLE:=client}" "${CTL_PORT:=7000}"
 : "${GONF_TRANSPORTS=$TRANSPORTS}" "${CONF_TRANSPORTS=$TRANSPORTS}" "${ROW_PREFIX:=}"
 : "${LOCK_SERVERS=knfsd gonfsrdma}" "${GRACE:=10}" "${NETEM_SERVERS:=}" "${NETEM_LOSS:=0.1 1 5}" "${OUTAGE:=10}" "${NETEM_ONLY:=0}"
+: "${NETEM_MB:=$BIG_MB}" "${NETEM_ROWS=rw tar outage}" "${NIC_RESET_SERVERS=}"
 : "${WORKLOAD:=1}" "${CONFORMANCE:=1}" "${CONF_TIMEOUT:=300}" "${CONF_RDMA_LIMIT:=60}" "${BENCH:=1}" "${BENCH_TIMEOUT:=240}"
 : "${BENCH_ARGS:=--size 64MiB --block 1MiB --qd 4 --rand-qd 16 --rand-time 5s --files 500}"
 
@@ -250,9 +251,13 @@ gonfsrdma_up() { # start (or restart) with the fixed command line
 		echo "$ROEXP *(ro,insecure,no_root_squash,no_subtree_check,fsid=2)"
 	} >/tmp/exports
 	ulimit -l unlimited
-	# the lock manager's grace period after a (re)start, as knfsd gets
-	local grace=()
-	"$BIN" serve --help 2>&1 | grep -q -- '--grace' && grace=(--grace "${GRACE}s")
+	# the lock manager's grace period after a (re)start, as knfsd gets. The
+	# help is read whole before it is searched: `--help | grep -q` under
+	# pipefail failed whenever grep exited before the help was written
+	# (SIGPIPE), and that start ran with the default 90 s grace.
+	local grace=() help
+	help=$("$BIN" serve --help 2>&1)
+	[[ $help == *--grace* ]] && grace=(--grace "${GRACE}s")
 	echo "=== $(date -u +%T.%N) starting gonfsrdma" >>"$GLOG"
 	# shellcheck disable=SC2086
 	setsid "$BIN" serve --exports /tmp/exports --listen :2049 --mount-listen :20048 \
@@ -508,6 +513,12 @@ step_umount() { need_mount; do_umount; }
 
 # ---------------------------------------------------------------- locking
 
+# prog_registered PROG: this host's rpcbind maps PROG. awk reads all of
+# rpcinfo's output and answers by its exit status: `| grep -q .` under
+# pipefail failed whenever grep exited before awk's last write (SIGPIPE),
+# which failed the setup row with statd registered.
+prog_registered() { rpcinfo -p 127.0.0.1 2>/dev/null | awk -v p="$1" '$1 == p { f = 1 } END { exit !f }'; }
+statd_registered() { prog_registered 100024; }
 # The client host's own rpcbind and statd, as on any NFS client that locks.
 step_client_services() {
 	is_mounted /var/lib/nfs/rpc_pipefs || mount -t rpc_pipefs rpc_pipefs /var/lib/nfs/rpc_pipefs || fail "cannot mount rpc_pipefs"
@@ -517,11 +528,11 @@ step_client_services() {
 	# rpc.statd registers after it has forked into the background
 	local t
 	for ((t = 0; t < 100; t++)); do
-		rpcinfo -p 127.0.0.1 2>/dev/null | awk '$1 == 100024' | grep -q . && break
+		statd_registered && break
 		sleep 0.1
 	done
 	rpcinfo -p 127.0.0.1 || fail "rpcinfo -p 127.0.0.1 failed"
-	rpcinfo -p 127.0.0.1 | awk '$1 == 100024' | grep -q . || fail "rpc.statd (100024) not registered with the client's rpcbind after 10 s"
+	statd_registered || fail "rpc.statd (100024) not registered with the client's rpcbind after 10 s"
 	note "rpcbind and rpc.statd running, state $(statd_state)"
 }
 statd_state() { od -An -tu4 /var/lib/nfs/state 2>/dev/null | tr -d ' ' || echo '?'; }
@@ -597,20 +608,45 @@ netem_outage() { # seconds: from now on, drop every frame for that long (in the 
 	echo "link down (netem loss 100%) for $1 s from $(date -u +%T.%N)"
 }
 step_netem_clear() { netem_clear; remote netem_clear; }
+outage_during() { # pid: a second into background job pid, the link down $OUTAGE s on both guests; the step ends if that cannot be done
+	sleep 1
+	netem_outage "$OUTAGE" && remote netem_outage "$OUTAGE" || { kill -9 "$1"; exit 1; }
+}
 netem_stats() { tc -s qdisc show dev eth0 | awk '/dropped/ { sub(/,$/, "", $7); print "client eth0: sent " $4 " pkt, dropped " $7 }'; }
-step_netem_rw() { # loss%: 64 MiB write + read back under frame loss on the server's eth0
+# rxe's counters (rdma statistic) on one line, and what changed between two
+# such lines: how Soft-RoCE recovered (retransmissions, NAKs, ACK timeouts)
+rxe_snap() { echo "$(rdma statistic show 2>/dev/null | tr -s ' \n' ' ')"; } # one line, newline-terminated (ctl.sh puts "@@rc" on the next)
+rxe_delta() { # before after: "name +N" for each counter that changed
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		n = split(a, A, " "); for (i = 1; i < n; i++) if (A[i + 1] ~ /^[0-9]+$/) v[A[i]] = A[i + 1]
+		n = split(b, B, " "); for (i = 1; i < n; i++) if (B[i + 1] ~ /^[0-9]+$/ && B[i + 1] != v[B[i]]) printf "%s +%d ", B[i], B[i + 1] - v[B[i]]
+	}'
+}
+rxe_both() { echo "$(rxe_snap)|$(remote rxe_snap)"; }
+rxe_note() { # what before after: both guests' rxe counter changes over one phase
+	echo "rxe $1: client: $(rxe_delta "${2%%|*}" "${3%%|*}")| server: $(rxe_delta "${2#*|}" "${3#*|}")"
+}
+step_netem_rw() { # loss%: a NETEM_MB MiB write + read back under frame loss on the server's eth0
 	need_mount
-	local t0 t1 t2 got
+	local t0 t1 t2 got want r0 r1 r2
+	want=$(head -c $((NETEM_MB << 20)) "$SRC/rand" | sha256sum)
 	remote netem_set loss "$1%" || exit $?
+	r0=$(rxe_both)
 	t0=$EPOCHREALTIME
-	dd if="$SRC/rand" of="$W/netem-big" bs=1M conv=fsync status=none || fail "dd write of ${BIG_MB} MiB under ${1}% loss failed"
+	dd if="$SRC/rand" of="$W/netem-big" bs=1M count="$NETEM_MB" conv=fsync status=none || fail "dd write of ${NETEM_MB} MiB under ${1}% loss failed"
 	t1=$EPOCHREALTIME
+	r1=$(rxe_both)
+	# shown in the log at once, so a read that runs out of time still says how the write went
+	echo "write done in $(((${t1/./} - ${t0/./}) / 1000)) ms"
+	rxe_note write "$r0" "$r1"
 	drop_caches
 	got=$(dd if="$W/netem-big" bs=1M status=none | sha256sum) || fail "read under ${1}% loss failed"
 	t2=$EPOCHREALTIME
+	r2=$(rxe_both)
+	rxe_note read "$r1" "$r2"
 	remote netem_clear || exit $?
-	[[ ${got%% *} == "$(want_sum rand)" ]] || fail "content of the ${BIG_MB} MiB file differs after ${1}% loss"
-	[[ $(fsize "$W/netem-big") == $((BIG_MB << 20)) ]] || fail "size after write is $(fsize "$W/netem-big")"
+	[[ ${got%% *} == "${want%% *}" ]] || fail "content of the ${NETEM_MB} MiB file differs after ${1}% loss"
+	[[ $(fsize "$W/netem-big") == $((NETEM_MB << 20)) ]] || fail "size after write is $(fsize "$W/netem-big")"
 	note "write $(((${t1/./} - ${t0/./}) / 1000)) ms, read $(((${t2/./} - ${t1/./}) / 1000)) ms"
 	rm -f "$W/netem-big"
 }
@@ -632,16 +668,14 @@ step_netem_outage() { # 64 MiB write + read, the link down for $OUTAGE s during 
 	t0=$EPOCHREALTIME
 	dd if="$SRC/rand" of="$W/netem-big" bs=1M conv=fsync status=none &
 	pid=$!
-	sleep 1
-	netem_outage "$OUTAGE" && remote netem_outage "$OUTAGE" || { kill -9 "$pid"; exit 1; }
+	outage_during "$pid"
 	wait "$pid" || rc=$?
 	t1=$EPOCHREALTIME
 	((rc == 0)) || fail "dd write across the ${OUTAGE} s outage exited $rc"
 	drop_caches
 	(dd if="$W/netem-big" bs=1M status=none | sha256sum >/tmp/netem.sum) &
 	pid=$!
-	sleep 1
-	netem_outage "$OUTAGE" && remote netem_outage "$OUTAGE" || { kill -9 "$pid"; exit 1; }
+	outage_during "$pid"
 	wait "$pid" || fail "read across the ${OUTAGE} s outage failed"
 	t2=$EPOCHREALTIME
 	got=$(cat /tmp/netem.sum)
@@ -649,13 +683,39 @@ step_netem_outage() { # 64 MiB write + read, the link down for $OUTAGE s during 
 	note "write $(((${t1/./} - ${t0/./}) / 1000)) ms, read $(((${t2/./} - ${t1/./}) / 1000)) ms, each across a ${OUTAGE} s outage"
 	rm -f "$W/netem-big"
 }
+step_netem_ucp_outage() { # the project's own client (gonfsrdma cp over RDMA) across a $OUTAGE s outage, each way
+	need_mount
+	[[ -x $BIN ]] || skip "no $BIN"
+	local pid t0 t1 t2 rc=0
+	rm -f "$W/netem-ucp" /tmp/netem-ucp.back
+	t0=$EPOCHREALTIME
+	"$BIN" cp -q "$SRC/rand" "$(ucp_url netem-ucp)" &
+	pid=$!
+	outage_during "$pid"
+	wait "$pid" || rc=$?
+	t1=$EPOCHREALTIME
+	((rc == 0)) || fail "gonfsrdma cp in across the ${OUTAGE} s outage exited $rc"
+	"$BIN" cp -q "$(ucp_url netem-ucp)" /tmp/netem-ucp.back &
+	pid=$!
+	outage_during "$pid"
+	wait "$pid" || fail "gonfsrdma cp out across the ${OUTAGE} s outage failed"
+	t2=$EPOCHREALTIME
+	[[ $(sum_of /tmp/netem-ucp.back) == "$(want_sum rand)" ]] || fail "the copy back differs from the source after the outages"
+	drop_caches
+	[[ $(sum_of "$W/netem-ucp") == "$(want_sum rand)" ]] || fail "the file read through the kernel mount differs after the outages"
+	note "cp in $(((${t1/./} - ${t0/./}) / 1000)) ms, cp out $(((${t2/./} - ${t1/./}) / 1000)) ms, each across a ${OUTAGE} s outage"
+	rm -f "$W/netem-ucp" /tmp/netem-ucp.back
+}
 netem_rows() { # on the RDMA mount of the workload
 	local l
 	for l in $NETEM_LOSS; do
-		S rdma "netem: ${BIG_MB} MiB write+read, ${l}% loss" "$BIG_TIMEOUT" step_netem_rw "$l"
-		S rdma "netem: tar + diff -r, ${l}% loss" "$BIG_TIMEOUT" step_netem_tar "$l"
+		[[ " $NETEM_ROWS " == *" rw "* ]] && S rdma "netem: ${NETEM_MB} MiB write+read, ${l}% loss" "$BIG_TIMEOUT" step_netem_rw "$l"
+		[[ " $NETEM_ROWS " == *" tar "* ]] && S rdma "netem: tar + diff -r, ${l}% loss" "$BIG_TIMEOUT" step_netem_tar "$l"
 	done
-	S rdma "netem: ${BIG_MB} MiB write+read across ${OUTAGE} s outages" "$BIG_TIMEOUT" step_netem_outage
+	if [[ " $NETEM_ROWS " == *" outage "* ]]; then
+		S rdma "netem: ${BIG_MB} MiB write+read across ${OUTAGE} s outages" "$BIG_TIMEOUT" step_netem_outage
+		S rdma "netem: gonfsrdma cp ${BIG_MB} MiB in and out across ${OUTAGE} s outages (user-space client)" "$BIG_TIMEOUT" step_netem_ucp_outage
+	fi
 	S rdma "netem: clear" '!30' step_netem_clear
 }
 
@@ -981,6 +1041,55 @@ step_server_kill() { # SIGKILL the server in the middle of a large write
 	note "killed with $((at_kill >> 20)) of $KILL_MB MiB in the server's file"
 }
 
+# A NIC reset on either guest in the middle of a write: guest/nicreset.sh
+# (the tx_watchdog's cure for an emulated NIC whose transmit queue stopped)
+# unbinds the virtio device and binds it again, so rxe0 is removed under the
+# RDMA mount and a new rxe0 comes up. The kernel client (client guest) or
+# the server (server guest) sees its device removed; the write must complete
+# on a new connection with its data intact.
+nic_reset_bg() { # why: nicreset.sh in the background (the control channel crosses eth0)
+	setsid /bin/bash /share/guest/nicreset.sh "$1" </dev/null >/dev/null 2>&1 &
+	echo "eth0 reset started at $(date -u +%T.%N)"
+}
+nic_ready() { # eth0 has its address and rxe0 is registered on it (after a reset)
+	[[ ! -d /run/nicreset.lock ]] && ip -4 addr show dev eth0 2>/dev/null | grep -q "inet ${NET_ADDR%/*}/" && rdma link show rxe0/1 >/dev/null 2>&1
+}
+step_nic_reset() { # client|server: reset that guest's NIC a second into a KILL_MB MiB write
+	need_mount
+	local side=$1 f=$W/nicreset pid rc=0 t t0 t1 t2 total=$((KILL_MB << 20))
+	t0=$EPOCHREALTIME
+	dd if="$SRC/k_$KILL_MB" of="$f" bs=1M conv=fsync status=none &
+	pid=$!
+	sleep 1
+	if [[ $side == client ]]; then
+		nic_reset_bg "row: NIC reset mid-write" && sleep 1
+		for ((t = 0; t < 1300; t++)); do nic_ready && break; sleep 0.1; done
+		nic_ready || { kill -9 "$pid"; fail "the client's eth0 and rxe0 are not back 130 s after the reset"; }
+	else
+		remote nic_reset_bg "row: NIC reset mid-write" || { kill -9 "$pid"; exit 1; }
+		sleep 1
+		for ((t = 0; t < 130; t++)); do remote nic_ready && break; sleep 1; done
+		remote nic_ready || { kill -9 "$pid"; fail "the server's eth0 and rxe0 are not back 130 s after the reset"; }
+	fi
+	t1=$EPOCHREALTIME
+	for ((t = 0; t < 2400; t++)); do
+		proc_alive "$pid" || break
+		sleep 0.1
+	done
+	if proc_alive "$pid"; then
+		kill -9 "$pid"
+		fail "dd did not finish within 240 s after the $side's NIC reset"
+	fi
+	wait "$pid" || rc=$?
+	t2=$EPOCHREALTIME
+	((rc == 0)) || fail "dd exited $rc across the $side's NIC reset"
+	drop_caches
+	[[ $(fsize "$f") == "$total" ]] || fail "size after the reset is $(fsize "$f"), want $total"
+	[[ $(sum_of "$f") == "$(want_sum "k_$KILL_MB")" ]] || fail "content written across the $side's NIC reset differs"
+	note "$side NIC back after $(((${t1/./} - ${t0/./}) / 1000)) ms, write done after $(((${t2/./} - ${t0/./}) / 1000)) ms"
+	rm -f "$f"
+}
+
 step_cleanup() {
 	need_mount
 	rm -rf "$W" || fail "rm -rf of the work directory failed"
@@ -1073,7 +1182,7 @@ conf_statd_back() { # after the suite's callback service: this host's rpc.statd 
 	rpcinfo -d 100021 4 2>/dev/null
 	rpc.statd --no-notify || return 1
 	for ((t = 0; t < 100; t++)); do
-		rpcinfo -p 127.0.0.1 2>/dev/null | awk '$1 == 100024' | grep -q . && return 0
+		statd_registered && return 0
 		sleep 0.1
 	done
 	return 1
@@ -1097,7 +1206,7 @@ step_conformance() { # transport
 		# tests stay OMIT here: SM_SIMU_CRASH is taken from local callers
 		# only (rpc.statd and gonfsrdma alike), so they run in CI.
 		local cb=()
-		if rpcinfo -p 127.0.0.1 2>/dev/null | awk '$1 == 100021' | grep -q .; then
+		if prog_registered 100021; then
 			note "a lockd is registered with this host's rpcbind: the callback tests are OMIT"
 		elif [[ -S /run/rpcbind.sock ]]; then
 			cb=(--callback-rpcbind /run/rpcbind.sock)
@@ -1161,8 +1270,14 @@ step_bench() { # transport
 	# shellcheck disable=SC2086
 	echo "$BIN bench ${args[*]} $BENCH_ARGS $ADDR:$EXP"
 	# shellcheck disable=SC2086
-	"$BIN" bench "${args[@]}" $BENCH_ARGS "$ADDR:$EXP" >"$out" 2>&1 || rc=$?
+	# bounded inside the step, so a stall still shows both guests' rxe
+	# counters (retransmissions, sequence errors) below
+	timeout -s INT $((STEP_TMO > 60 ? STEP_TMO - 20 : STEP_TMO)) "$BIN" bench "${args[@]}" $BENCH_ARGS "$ADDR:$EXP" >"$out" 2>&1 || rc=$?
 	cat "$out"
+	if [[ $xp == rdma ]]; then
+		echo "rxe counters, client: $(rdma statistic show 2>&1 | tr -s ' \n' ' ')"
+		echo "rxe counters, server: $(remote rdma statistic show 2>&1 | tr -s ' \n' ' ')"
+	fi
 	((rc == 0)) || fail "bench exited $rc: $(tail -n 3 "$out" | tr '\n' ' ')"
 	[[ -s $json ]] || fail "bench wrote no JSON"
 	console "@@ BENCH $SERVER $xp: $(awk '$2 ~ /^[0-9]+$/ { if ($4 != "-") printf "%s %s MiB/s; ", $1, $4; else printf "%s %s ops/s; ", $1, $5 }' "$out")"
@@ -1286,6 +1401,10 @@ workload() { # transport mount-options
 	[[ $RMRF == 1 ]] && rmrf_rows "$xp" "$opts"
 	S "$xp" "umount + mount, data intact" "$BIG_TIMEOUT" step_remount "$opts"
 	S "$xp" "server killed mid-write, client completes" "$BIG_TIMEOUT" step_server_kill
+	if [[ $xp == rdma && " $NIC_RESET_SERVERS " == *" $SERVER "* ]]; then
+		S "$xp" "NIC reset on the client mid-write, data intact" "$BIG_TIMEOUT" step_nic_reset client
+		S "$xp" "NIC reset on the server mid-write, data intact" "$BIG_TIMEOUT" step_nic_reset server
+	fi
 	[[ $xp == rdma && " $NETEM_SERVERS " == *" $SERVER "* ]] && netem_rows
 	[[ $xp == rdma ]] && S "$xp" "xprt: rdma counters" 10 step_show_chunks
 	S "$xp" "rm -rf work directory" "$STEP_TIMEOUT" step_cleanup
