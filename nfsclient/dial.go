@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/gonfsrdma/gonfsrdma/nfs/client"
@@ -416,6 +417,23 @@ func (r *reconn) Call(ctx context.Context, cc *oncrpc.ClientCall) ([]byte, error
 			continue
 		default:
 		}
+		if errors.Is(err, syscall.EFAULT) {
+			// The payload's memory could not be read (a mapped local
+			// file truncated under the copy): part of the record may
+			// be on the wire, so the connection is unusable, and
+			// sending again would fail the same way.
+			r.drop(t)
+			return nil, err
+		}
+		if sendBroke(err) {
+			// The connection broke under the call's send (a reset
+			// the reader has not seen yet): the call may or may not
+			// have reached the server; send it again on a new
+			// connection (same XID: a duplicate is answered from the
+			// server's cache).
+			r.drop(t)
+			continue
+		}
 		if timedOut {
 			// Resend on a new connection, as the kernel's RPC-over-RDMA
 			// client does after a timeout: the same XID may not be in
@@ -425,6 +443,13 @@ func (r *reconn) Call(ctx context.Context, cc *oncrpc.ClientCall) ([]byte, error
 		}
 		return nil, err
 	}
+}
+
+// sendBroke reports whether err is a connection's failure to send (a
+// write on a socket the peer reset or closed), not an answer.
+func sendBroke(err error) bool {
+	var op *net.OpError
+	return (errors.As(err, &op) && op.Op == "write") || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // dialTransport makes one connection.

@@ -30,13 +30,17 @@
 // ReadAt and WriteAt split large requests into READs and WRITEs of the
 // block size (bs=, default the server's preferred size up to 1 MiB) with
 // up to depth= of them in flight; WriteTo and ReadFrom (io.Copy) stream
-// with the same pipelining, reads delivered in order.
+// with the same pipelining, reads delivered in order. WriteToAt and
+// ReadFromAt copy a whole file to an io.WriterAt or from an io.ReaderAt
+// (a local *os.File): each of depth= workers moves its own blocks between
+// the wire and the local side, in any order, with one buffer each.
 //
 // Writes are UNSTABLE and COMMITted on Sync, Close, and every
 // MaxUncommitted bytes. Until its COMMIT, a File keeps a copy of the data
 // it wrote; when the COMMIT's write verifier differs from the WRITEs'
 // (the server restarted and may have lost them) the data is written
-// again (Stats.Resends).
+// again (Stats.Resends). ReadFromAt keeps no copy: it COMMITs before it
+// returns and, for a re-send, reads the blocks from its source again.
 //
 // # Errors
 //
@@ -49,8 +53,19 @@
 //
 //   - Data passed to Write, WriteAt or ReadFrom's reader is copied before
 //     the call returns: the caller may reuse its buffer at once.
+//     ReadFromAt reads its io.ReaderAt until it returns (a re-send reads
+//     it again), never after. Over TCP it maps a regular *os.File source
+//     read-only for the call and hands the mapping to writev(2), which
+//     copies from the page cache into the socket; only the kernel reads
+//     the mapping, so a file truncated meanwhile fails the copy with
+//     EFAULT instead of faulting the process.
 //   - ReadAt, Read and WriteTo fill or hand out memory the caller owns;
 //     nothing of the package aliases it after the call returns.
+//     WriteToAt into an *os.File writes the file only inside the blocks
+//     it copies and only until it returns: over TCP the connection's
+//     reader splices each READ's data from the socket into the file
+//     (oncrpc.ReplySink, Stats.BytesReadDirect), elsewhere it is
+//     pwritten from a pooled reply buffer.
 //   - Over RDMA, READ data is placed by the server into a registered
 //     region of the connection, reachable by the server only through a
 //     memory window bound for that one call and invalidated before the

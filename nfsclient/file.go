@@ -65,9 +65,21 @@ type File struct {
 	verfChanged bool
 }
 
+// extent is uncommitted data at file offset off: held in data, or, for
+// ReadFromAt, n bytes to read again from src at srcOff.
 type extent struct {
-	off  int64
-	data []byte
+	off    int64
+	data   []byte
+	src    io.ReaderAt
+	srcOff int64
+	n      int
+}
+
+func (e extent) length() int {
+	if e.src != nil {
+		return e.n
+	}
+	return len(e.data)
 }
 
 var (
@@ -636,6 +648,16 @@ func (fl *File) writeBlocks(p []byte, off int64, owned bool) (int, error) {
 // writeOne sends one UNSTABLE WRITE of data (kept until committed),
 // writing again what the server accepted short.
 func (fl *File) writeOne(data []byte, off int64) error {
+	if err := fl.send(data, off); err != nil {
+		return err
+	}
+	fl.keep(extent{off: off, data: data})
+	return nil
+}
+
+// send writes data at off with UNSTABLE WRITEs until the server has
+// accepted all of it.
+func (fl *File) send(data []byte, off int64) error {
 	for done := 0; done < len(data); {
 		res, err := fl.fs.nfs.Write(fl.fs.ctx, fl.fh, uint64(off)+uint64(done), data[done:], wire.Unstable)
 		fl.fs.stats.writeCalls.Add(1)
@@ -649,11 +671,15 @@ func (fl *File) writeOne(data []byte, off int64) error {
 		fl.noteVerf(res.Verf, res.Committed)
 		done += int(res.Count)
 	}
-	fl.wmu.Lock()
-	fl.uncommitted = append(fl.uncommitted, extent{off: off, data: data})
-	fl.held += len(data)
-	fl.wmu.Unlock()
 	return nil
+}
+
+// keep lists e as written and not yet committed.
+func (fl *File) keep(e extent) {
+	fl.wmu.Lock()
+	fl.uncommitted = append(fl.uncommitted, e)
+	fl.held += e.length()
+	fl.wmu.Unlock()
 }
 
 // noteVerf records a WRITE's verifier; a different one than the first
@@ -706,7 +732,7 @@ func (fl *File) commit() error {
 			fl.uncommitted = fl.uncommitted[len(ext):]
 			fl.held = 0
 			for _, e := range fl.uncommitted {
-				fl.held += len(e.data)
+				fl.held += e.length()
 			}
 			fl.haveVerf = len(fl.uncommitted) > 0
 			fl.wmu.Unlock()
@@ -721,7 +747,13 @@ func (fl *File) commit() error {
 		}
 		fl.fs.stats.resends.Add(1)
 		for _, e := range ext {
-			fl.fs.stats.resentBytes.Add(int64(len(e.data)))
+			fl.fs.stats.resentBytes.Add(int64(e.length()))
+			if e.src != nil {
+				if _, err := fl.sendFrom(e.src, e.srcOff, int64(e.n), e.off); err != nil {
+					return err
+				}
+				continue
+			}
 			if _, err := fl.writeBlocks(e.data, e.off, true); err != nil {
 				return err
 			}
@@ -754,9 +786,10 @@ func (fl *File) Truncate(size int64) error {
 	return nil
 }
 
-// ReadFrom implements io.ReaderFrom: it writes r's data from the current
-// offset with up to Config.Depth WRITEs in flight.
-func (fl *File) ReadFrom(r io.Reader) (int64, error) {
+// startWrite readies the file for a bulk write from the current offset:
+// writable, earlier buffered writes sent, read-ahead dropped. It returns
+// that offset.
+func (fl *File) startWrite() (int64, error) {
 	if err := fl.checkWritable("write"); err != nil {
 		return 0, err
 	}
@@ -765,8 +798,17 @@ func (fl *File) ReadFrom(r io.Reader) (int64, error) {
 	}
 	fl.dropReadAhead()
 	fl.mu.Lock()
-	start := fl.off
-	fl.mu.Unlock()
+	defer fl.mu.Unlock()
+	return fl.off, nil
+}
+
+// ReadFrom implements io.ReaderFrom: it writes r's data from the current
+// offset with up to Config.Depth WRITEs in flight.
+func (fl *File) ReadFrom(r io.Reader) (int64, error) {
+	start, err := fl.startWrite()
+	if err != nil {
+		return 0, err
+	}
 	sem := make(chan struct{}, fl.fs.cfg.Depth)
 	var wg sync.WaitGroup
 	var emu sync.Mutex

@@ -42,6 +42,10 @@ type fsState struct {
 	// until a COMMIT makes it stable (file.go): reused, a large copy does
 	// not fault in fresh memory for every block.
 	writeBufs sync.Pool
+	// readBufs holds buffers for READ replies of WriteToAt's workers
+	// (rsize+client.ReadOverhead bytes of capacity): a copy of many small
+	// files does not allocate depth of them per file.
+	readBufs sync.Pool
 
 	fellBack error
 
@@ -61,6 +65,7 @@ type counters struct {
 	retries, reconnects           atomic.Int64
 	readCalls, writeCalls         atomic.Int64
 	bytesRead, bytesWritten       atomic.Int64
+	bytesReadDirect               atomic.Int64
 	commits, resends, resentBytes atomic.Int64
 }
 
@@ -95,7 +100,11 @@ type Stats struct {
 	Retries, Reconnects     int64 // calls sent again; connections re-made
 	ReadCalls, WriteCalls   int64 // READ and WRITE calls
 	BytesRead, BytesWritten int64
-	Commits                 int64 // COMMIT calls
+	// BytesReadDirect is the part of BytesRead that the transport wrote
+	// into a local file straight from the connection (WriteToAt into an
+	// *os.File over TCP), without a user-space copy.
+	BytesReadDirect int64
+	Commits         int64 // COMMIT calls
 	// Resends counts the times uncommitted data was written again because
 	// the server's write verifier changed (it restarted), ResentBytes the
 	// bytes written again.
@@ -110,7 +119,8 @@ func (f *FS) Stats() Stats {
 		Retries: f.stats.retries.Load(), Reconnects: f.stats.reconnects.Load(),
 		ReadCalls: f.stats.readCalls.Load(), WriteCalls: f.stats.writeCalls.Load(),
 		BytesRead: f.stats.bytesRead.Load(), BytesWritten: f.stats.bytesWritten.Load(),
-		Commits: f.stats.commits.Load(), Resends: f.stats.resends.Load(), ResentBytes: f.stats.resentBytes.Load(),
+		BytesReadDirect: f.stats.bytesReadDirect.Load(),
+		Commits:         f.stats.commits.Load(), Resends: f.stats.resends.Load(), ResentBytes: f.stats.resentBytes.Load(),
 	}
 	f.mu.Lock()
 	for _, c := range f.rdmaConns {
@@ -437,6 +447,16 @@ func (f *fsState) writeBuf() []byte {
 		return *b
 	}
 	return make([]byte, f.wsize)
+}
+
+// readBuf returns a buffer for a READ reply of rsize bytes of data
+// (length 0); give it back with readBufs.Put.
+func (f *fsState) readBuf() *[]byte {
+	if b, ok := f.readBufs.Get().(*[]byte); ok {
+		return b
+	}
+	b := make([]byte, 0, f.rsize+client.ReadOverhead)
+	return &b
 }
 
 // putWriteBuf returns a buffer from writeBuf once nothing refers to it:

@@ -72,7 +72,14 @@ func TestServerDown(t *testing.T) {
 		_, err := g.Stat(".")
 		done <- err
 	}()
-	time.Sleep(200 * time.Millisecond)
+	// Start the server only once the call has failed and gone into its
+	// retries: a fixed sleep could end before a loaded machine ran its
+	// first attempt, which would then meet the server up and retry never.
+	for deadline := time.Now().Add(10 * time.Second); g.Stats().Retries == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the call to the stopped server did not fail into a retry")
+		}
+	}
 	s.start()
 	if err := <-done; err != nil {
 		t.Fatalf("a call retried until the server was back: %v", err)

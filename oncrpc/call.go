@@ -36,10 +36,13 @@ type Peer struct {
 	Transport Transport
 	Local     netip.AddrPort
 	Remote    netip.AddrPort
-	// Client is the traffic counter of the remote address, acquired by
-	// the transport when the connection opened (ServerConfig.Clients);
-	// the dispatcher adds every call to it. Nil: not counted.
+	// Client is the remote address's entry in the busiest-clients table
+	// (ServerConfig.Clients), set by Dispatcher.OpenConn; nil: not in a
+	// table.
 	Client *meter.Client
+	// counts are the connection's own call counters (OpenConn); nil:
+	// the dispatcher's shared ones.
+	counts *connCounts
 }
 
 // Secure reports whether the call counts as coming from a privileged port:

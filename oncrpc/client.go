@@ -12,6 +12,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/gonfsrdma/gonfsrdma/xdr"
@@ -53,6 +54,11 @@ type ClientCall struct {
 	// ignore: Client uses it on TCP only; rpcrdma/client.Client appends the
 	// results to it.
 	ReplyBuf []byte
+	// Sink, when not nil with ReplyPayloadMax set, asks for the data of
+	// a SUCCESS reply to be written into a file instead of returned
+	// (client_sink.go). Like ReplyBuf, it is a hint: Client uses it on
+	// TCP; Sink.Placed says whether it was used.
+	Sink *ReplySink
 }
 
 // Caller sends calls and returns the results of SUCCESS replies. Results
@@ -87,12 +93,26 @@ type Client struct {
 	done    chan struct{}
 
 	scratch []byte // the reader's buffer for large replies without a ReplyBuf
+
+	// The reader's means to place reply data into a ReplySink's file
+	// (client_sink.go): the socket (nil when the connection is not
+	// one), a pipe made at the first splice, and a buffer for copying
+	// where splicing is not possible.
+	raw      syscall.RawConn
+	noSplice bool
+	pipe     *sinkPipe
+	sinkBuf  []byte
+	spliced  atomic.Int64 // reply data bytes spliced into sink files
 }
 
 // pendingCall is a call waiting for its reply.
 type pendingCall struct {
 	ch  chan clientResult // buffered: the reader never blocks on it
 	buf []byte            // the lent ReplyBuf, nil if none
+	// sink and max are the call's ReplySink and ReplyPayloadMax (sink nil
+	// if none or not on a stream).
+	sink *ReplySink
+	max  int
 	// claimed says the reader is reading the reply into buf; cancelled
 	// that the caller gave up meanwhile and waits for the reader to let
 	// go of buf. Both are guarded by Client.mu.
@@ -145,6 +165,11 @@ func NewClient(c net.Conn) *Client {
 	}
 	if cl.stream {
 		cl.br = bufio.NewReaderSize(c, clientReadBuffer)
+		if sc, ok := c.(syscall.Conn); ok {
+			if raw, err := sc.SyscallConn(); err == nil {
+				cl.raw = raw
+			}
+		}
 	}
 	cl.nextXID.Store(uint32(time.Now().UnixNano()))
 	go cl.readLoop()
@@ -169,6 +194,7 @@ func (c *Client) readLoop() {
 	var err error
 	if c.stream {
 		err = c.readStream()
+		c.closeSinkPipe()
 	} else {
 		err = c.readDatagrams()
 	}
@@ -218,9 +244,10 @@ func (c *Client) readStream() error {
 		}
 		word := binary.BigEndian.Uint32(hdr)
 		var (
-			p   *pendingCall
-			xid uint32
-			buf []byte
+			p    *pendingCall
+			xid  uint32
+			buf  []byte
+			sink bool // p's reply data goes into p.sink's file
 		)
 		// A first fragment too short for the XID is legal but odd; such a
 		// record is read into a fresh buffer.
@@ -233,7 +260,12 @@ func (c *Client) readStream() error {
 			c.mu.Lock()
 			// A single-fragment record that does not fit is not worth
 			// starting in the lent buffer; a multi-fragment one may fit.
-			if q := c.pending[xid]; q != nil && cap(q.buf) > 0 && (word&lastFragment == 0 || n <= cap(q.buf)) {
+			if q := c.pending[xid]; q != nil && q.sink != nil && word&lastFragment != 0 {
+				// A call with a sink takes single-fragment replies
+				// (what servers send); others go the usual ways.
+				q.claimed = true
+				p, sink = q, true
+			} else if q != nil && cap(q.buf) > 0 && (word&lastFragment == 0 || n <= cap(q.buf)) {
 				q.claimed = true
 				p, buf = q, q.buf
 			}
@@ -247,8 +279,17 @@ func (c *Client) readStream() error {
 		if scratch {
 			buf = c.scratch
 		}
-		var st recordState
-		msg, err := c.readRecord(buf, &st)
+		var (
+			st  recordState
+			msg []byte
+			sr  sinkResult
+		)
+		if sink {
+			sr, err = c.readSinkRecord(p, p.sink, p.max, &st)
+			msg = sr.msg
+		} else {
+			msg, err = c.readRecord(buf, &st)
+		}
 		if p == nil {
 			if err != nil {
 				return err
@@ -285,7 +326,12 @@ func (c *Client) readStream() error {
 			}
 		case err != nil:
 			return err // p is still pending and gets the error
+		case sr.werr != nil:
+			p.ch <- clientResult{err: &SinkWriteError{Err: sr.werr}}
 		default:
+			if sr.placed {
+				p.sink.placed, p.sink.isPlace = sr.n, true
+			}
 			p.ch <- clientResult{msg: msg}
 		}
 	}
@@ -379,7 +425,14 @@ func (c *Client) Call(ctx context.Context, cc *ClientCall) ([]byte, error) {
 	if cc.Payload != nil {
 		o[1], o[2] = cc.Payload, xdr.Padding(len(cc.Payload))
 	}
-	reply, err := c.roundTrip(ctx, xid, &o, cc.ReplyBuf)
+	var sink *ReplySink
+	if cc.Sink != nil {
+		cc.Sink.reset()
+		if c.stream && cc.ReplyPayloadMax > 0 && cc.Sink.File != nil && cc.Sink.Locate != nil {
+			sink = cc.Sink
+		}
+	}
+	reply, err := c.roundTrip(ctx, xid, &o, cc.ReplyBuf, sink, cc.ReplyPayloadMax)
 	if err != nil {
 		return nil, err
 	}
@@ -405,18 +458,18 @@ func ParseReply(msg []byte) ([]byte, error) {
 // RoundTrip sends a complete RPC message whose XID is xid and returns the
 // raw reply message. Conformance tests use it to send malformed calls.
 func (c *Client) RoundTrip(ctx context.Context, xid uint32, msg []byte) ([]byte, error) {
-	return c.roundTrip(ctx, xid, &outMsg{msg}, nil)
+	return c.roundTrip(ctx, xid, &outMsg{msg}, nil, nil, 0)
 }
 
 // roundTrip sends o and waits for the reply to xid, read into lent when it
-// fits (TCP only).
-func (c *Client) roundTrip(ctx context.Context, xid uint32, o *outMsg, lent []byte) ([]byte, error) {
+// fits (TCP only), its data into sink's file (TCP only, at most max bytes).
+func (c *Client) roundTrip(ctx context.Context, xid uint32, o *outMsg, lent []byte, sink *ReplySink, max int) ([]byte, error) {
 	var dgram []byte
 	if !c.stream {
 		lent = nil
 		dgram = o.flat()
 	}
-	p := &pendingCall{ch: make(chan clientResult, 1), buf: lent}
+	p := &pendingCall{ch: make(chan clientResult, 1), buf: lent, sink: sink, max: max}
 	c.mu.Lock()
 	if c.err != nil {
 		c.mu.Unlock()

@@ -70,19 +70,27 @@ func (d *Dispatcher) Quick(msg []byte) bool {
 func (d *Dispatcher) Dispatch(ctx context.Context, ex Exchange, call *Call, reply *Reply) bool {
 	msg := ex.Message()
 	conn := ex.Peer()
-	answered := d.dispatch(ctx, ex, msg, conn, call, reply)
+	cc := d.counts(conn)
+	if cc == nil {
+		return d.dispatch(ctx, ex, msg, conn, cc, call, reply)
+	}
+	answered := d.dispatch(ctx, ex, msg, conn, cc, call, reply)
 	out := 0
 	if answered {
 		out = reply.Len()
 	}
-	d.stats.countBytes(conn.Transport, len(msg), out)
-	if c := conn.Client; c != nil {
-		c.Count(len(msg), out)
+	t := conn.Transport
+	if int(t) >= numTransports {
+		t = 0
 	}
+	b := &cc.bytes[t]
+	b[0].Add(uint64(len(msg)))
+	b[1].Add(uint64(out))
 	return answered
 }
 
-func (d *Dispatcher) dispatch(ctx context.Context, ex Exchange, msg []byte, conn *Peer, call *Call, reply *Reply) bool {
+// dispatch runs the call; cc (nil: not counting) gets its counts.
+func (d *Dispatcher) dispatch(ctx context.Context, ex Exchange, msg []byte, conn *Peer, cc *connCounts, call *Call, reply *Reply) bool {
 	reply.Reset()
 	reply.ex = ex
 	hdr, off, err := DecodeCallHeader(msg)
@@ -93,49 +101,50 @@ func (d *Dispatcher) dispatch(ctx context.Context, ex Exchange, msg []byte, conn
 			if ce := d.log.Check(zap.DebugLevel, "dropping message"); ce != nil {
 				ce.Write(zap.Stringer("remote", conn.Remote), zap.Error(err))
 			}
+			cc.uncount()
 			return false
 		}
 		if he.Auth != AuthOK {
-			d.stats.rejected[rejectAuth].Add(1)
+			cc.reject(rejectAuth)
 			d.log.Info("credential rejected", zap.Stringer("remote", conn.Remote), zap.Uint32("xid", hdr.XID), zap.Stringer("stat", he.Auth), zap.Error(err))
 			reply.Head = AppendAuthError(reply.Head, hdr.XID, he.Auth)
 			return true
 		}
-		d.stats.rejected[rejectGarbageHeader].Add(1)
+		cc.reject(rejectGarbageHeader)
 		d.log.Info("garbage RPC header", zap.Stringer("remote", conn.Remote), zap.Uint32("xid", hdr.XID), zap.Error(err))
 		reply.Head = AppendAcceptedHeader(reply.Head, hdr.XID, GarbageArgs)
 		return true
 	}
 	*call = Call{CallHeader: hdr, Args: msg[off:], Conn: conn, ex: ex}
 	if hdr.RPCVers != RPCVersion {
-		d.stats.rejected[rejectRPCMismatch].Add(1)
+		cc.reject(rejectRPCMismatch)
 		d.log.Info("RPC version mismatch", zap.Stringer("remote", conn.Remote), zap.Uint32("rpcvers", hdr.RPCVers))
 		reply.Head = AppendRPCMismatch(reply.Head, hdr.XID)
 		return true
 	}
 	if stat := d.authenticate(call); stat != AuthOK {
-		d.stats.rejected[rejectAuth].Add(1)
+		cc.reject(rejectAuth)
 		d.log.Info("credential rejected", zap.Stringer("remote", conn.Remote), zap.Uint32("flavor", hdr.Cred.Flavor), zap.Stringer("stat", stat))
 		reply.Head = AppendAuthError(reply.Head, hdr.XID, stat)
 		return true
 	}
 	pi := d.programIndex(hdr.Prog)
 	if pi < 0 {
-		d.stats.rejected[rejectProgUnavail].Add(1)
+		cc.reject(rejectProgUnavail)
 		reply.Head = AppendAcceptedHeader(reply.Head, hdr.XID, ProgUnavail)
 		return true
 	}
 	prog := d.programs[pi]
 	vi := prog.versionIndex(hdr.Vers)
 	if vi < 0 {
-		d.stats.rejected[rejectProgMismatch].Add(1)
+		cc.reject(rejectProgMismatch)
 		low, high := prog.versionRange()
 		reply.Head = AppendProgMismatch(reply.Head, hdr.XID, low, high)
 		return true
 	}
 	version := &prog.Versions[vi]
 	if uint64(hdr.Proc) >= uint64(len(version.Procs)) || version.Procs[hdr.Proc].Handler == nil {
-		d.stats.rejected[rejectProcUnavail].Add(1)
+		cc.reject(rejectProcUnavail)
 		reply.Head = AppendAcceptedHeader(reply.Head, hdr.XID, ProcUnavail)
 		return true
 	}
@@ -147,14 +156,16 @@ func (d *Dispatcher) dispatch(ctx context.Context, ex Exchange, msg []byte, conn
 		key = newDRCKey(call)
 		switch act, body := d.drc.begin(key); act {
 		case drcDrop:
+			cc.uncount()
 			return false
 		case drcReplay:
+			cc.uncount()
 			reply.Head = append(reply.Head, body...)
 			return true
 		}
 	}
 	var start time.Time
-	timed := timed(hdr.XID)
+	timed := cc != nil && timed(hdr.XID)
 	if timed {
 		start = time.Now()
 	}
@@ -163,7 +174,24 @@ func (d *Dispatcher) dispatch(ctx context.Context, ex Exchange, msg []byte, conn
 	if timed {
 		took = time.Since(start)
 	}
-	d.stats.countCall(pi, vi, proc, hdr.Proc, reply, resultsAt, outcome, timed, took)
+	if cc != nil {
+		// Count the call by its status (stats.go). Written out here,
+		// not in a function, so that the common case costs one add.
+		s := d.stats
+		lay := &s.layout[pi][vi][hdr.Proc]
+		idx := outcome
+		if lay.named {
+			idx = s.statusIndex(pi, proc, reply.Head, resultsAt, outcome)
+		}
+		n := cc.progs[pi].Load()
+		if n == nil {
+			n = cc.newProgram(s, pi)
+		}
+		(*n)[lay.off+idx].Add(1)
+		if timed {
+			s.latency[pi][vi][hdr.Proc].Observe(took)
+		}
+	}
 	if cached {
 		d.drc.finish(key, reply)
 	}

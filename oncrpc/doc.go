@@ -55,6 +55,10 @@
 //     the call lent a ClientCall.ReplyBuf that holds the reply (TCP only),
 //     aliasing it. A lent buffer belongs to the transport until Call
 //     returns, also on failure or cancellation.
+//   - A ClientCall.ReplySink's file (client side only, TCP) is written by
+//     the connection's reader, only inside [Off, Off+ReplyPayloadMax) and
+//     only until Call returns (client_sink.go): splice(2) through a pipe
+//     the reader owns, pwrite for what it had buffered.
 //
 // # Limits
 //

@@ -122,14 +122,24 @@ type flakyListener struct {
 	n     atomic.Int32
 	err   error
 	calls atomic.Int32
+	// The times of the first and the last failure.
+	firstFail, lastFail atomic.Int64
 }
 
 func (f *flakyListener) Accept() (net.Conn, error) {
 	f.calls.Add(1)
 	if f.n.Add(-1) >= 0 {
+		now := time.Now().UnixNano()
+		f.firstFail.CompareAndSwap(0, now)
+		f.lastFail.Store(now)
 		return nil, f.err
 	}
 	return f.Listener.Accept()
+}
+
+// failSpan is the time from the first failure to the last.
+func (f *flakyListener) failSpan() time.Duration {
+	return time.Duration(f.lastFail.Load() - f.firstFail.Load())
 }
 
 func TestAcceptOutOfDescriptorsBacksOff(t *testing.T) {
@@ -161,10 +171,13 @@ func TestAcceptOutOfDescriptorsBacksOff(t *testing.T) {
 			if line.Level != zap.WarnLevel {
 				t.Errorf("accept failure logged at %v", line.Level)
 			}
-			// One line a second at most: six failures within 315 ms are
-			// one line.
-			if n := env.logs.FilterMessage("accept failed; retrying").Len(); n != 1 {
-				t.Errorf("%d log lines for 6 failures within a second, want 1", n)
+			// One line a second at most: six failures within a second
+			// (315 ms of back-off on an idle machine) are one line. A
+			// loaded machine can stretch the back-off past a second;
+			// then one line more per second is allowed, never more.
+			span := fl.failSpan()
+			if n, most := env.logs.FilterMessage("accept failed; retrying").Len(), 1+int(span/time.Second); n > most {
+				t.Errorf("%d log lines for 6 failures within %v, want at most %d (one a second)", n, span, most)
 			}
 		})
 	}
@@ -322,7 +335,10 @@ func TestConnectionCaps(t *testing.T) {
 }
 
 func TestIdleTimeout(t *testing.T) {
-	const idle = 300 * time.Millisecond
+	// busy calls every idle/6: a loaded machine that holds the test up
+	// for most of a timeout would make busy look idle, so the timeout is
+	// long enough that only a real defect closes it.
+	const idle = time.Second
 	env := newLimitsEnv(t, ServerConfig{IdleTimeout: idle}, nil)
 	quiet := dialFrom(t, "127.0.0.1", env.addr)
 	busy := dialFrom(t, "127.0.0.1", env.addr)

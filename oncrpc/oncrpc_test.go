@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"flag"
 	"io"
 	"net"
 	"net/netip"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gonfsrdma/gonfsrdma/metrics/meter"
 	"github.com/gonfsrdma/gonfsrdma/xdr"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
@@ -141,15 +143,23 @@ type testEnv struct {
 	addr    string
 	release chan struct{}
 	runs    *atomic.Int32
+	blocked *atomic.Int32 // BLOCK calls that have entered their handler
 	drc     *DRC
 }
 
 func newTestEnv(t testing.TB, cfg ServerConfig) *testEnv {
 	t.Helper()
-	env := &testEnv{release: make(chan struct{}), runs: new(atomic.Int32)}
+	env := &testEnv{release: make(chan struct{}), runs: new(atomic.Int32), blocked: new(atomic.Int32)}
 	env.drc = NewDRC(100, 1<<20, time.Minute)
 	log := zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
-	env.srv = NewServer(log, NewDispatcher(log, env.drc, testProgram(env.release, env.runs)), cfg)
+	prog := testProgram(env.release, env.runs)
+	block := &prog.Versions[1].Procs[3]
+	blockHandler := block.Handler
+	block.Handler = func(ctx context.Context, c *Call, r *Reply) error {
+		env.blocked.Add(1)
+		return blockHandler(ctx, c, r)
+	}
+	env.srv = NewServer(log, NewDispatcher(log, env.drc, prog), cfg)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -399,15 +409,29 @@ func TestShutdownDrains(t *testing.T) {
 		_, err := c.Call(context.Background(), &ClientCall{Prog: 400000, Vers: 2, Proc: 3, Args: words(1)})
 		got <- err
 	}()
-	// Wait until the call is in the handler.
-	time.Sleep(100 * time.Millisecond)
+	// Wait until the call is in the handler (a fixed sleep could end
+	// before a loaded machine delivered it, and Shutdown would then
+	// close an idle connection with the call still in the socket).
+	for deadline := time.Now().Add(10 * time.Second); env.blocked.Load() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the BLOCK call did not reach its handler")
+		}
+	}
 	done := make(chan error, 1)
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		done <- env.srv.Shutdown(ctx)
 	}()
-	time.Sleep(50 * time.Millisecond)
+	// Release the handler only once Shutdown is draining: Closed is
+	// closed first, and Conns takes the lock Shutdown holds while it
+	// closes the listeners and drains every connection.
+	select {
+	case <-env.srv.life.Closed():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Shutdown did not start")
+	}
+	env.srv.life.Conns(nil)
 	close(env.release)
 	if err := <-got; err != nil {
 		t.Fatalf("in-flight call lost during shutdown: %v", err)
@@ -475,11 +499,17 @@ func FuzzDispatch(f *testing.F) {
 	})
 }
 
+// benchCounting is the dispatcher's call counting in BenchmarkDispatchNull:
+// on (a connection's own counters, as with --metrics-listen) or off.
+var benchCounting = flag.Bool("counting", true, "count calls in the dispatcher, as with --metrics-listen")
+
 func BenchmarkDispatchNull(b *testing.B) {
 	runs := new(atomic.Int32)
 	d := NewDispatcher(zap.NewNop(), nil, testProgram(nil, runs))
+	d.SetCounting(*benchCounting)
 	msg := AppendCallHeader(nil, &CallHeader{XID: 1, Prog: 400000, Vers: 2, Proc: 0, Cred: NewAuthSys("bench", 1, 1, 1, 2, 3)})
 	ex := &BufferExchange{From: Peer{Transport: TCP, Remote: netip.MustParseAddrPort("127.0.0.1:900")}, Msg: msg}
+	d.OpenConn(&ex.From, meter.NewClients(0))
 	var call Call
 	reply := NewReply(make([]byte, 0, 512))
 	b.ReportAllocs()

@@ -31,6 +31,10 @@ type Procedure struct {
 	// status word (Program.Statuses): the metrics count its calls by
 	// that status.
 	Status bool
+	// StatusAfterCookie says the results begin with a netobj cookie
+	// followed by the status word (NLM's nlm4_res, nlm4_testres,
+	// nlm4_shareres): counted by that status as for Status.
+	StatusAfterCookie bool
 }
 
 // Version is one version of a program.
@@ -45,7 +49,8 @@ type Program struct {
 	Name     string
 	Versions []Version
 	// Statuses names the values of the status word that begins the
-	// results of procedures marked Status (nfsstat3 for NFS), for the
+	// results of procedures marked Status or StatusAfterCookie (nfsstat3
+	// for NFS, nlm4_stats for NLM), for the
 	// metrics; nil when the program has none.
 	Statuses map[uint32]string
 }

@@ -144,9 +144,9 @@ func (s *Server) ServeTCP(l net.Listener) error {
 
 func (s *Server) startConn(c net.Conn, remote netip.Addr) {
 	tc := newTCPConn(s, c)
-	tc.peer.Client = s.cfg.Clients.Acquire(remote)
+	s.disp.OpenConn(&tc.peer, s.cfg.Clients)
 	leave := func() {
-		s.cfg.Clients.Release(tc.peer.Client)
+		s.disp.CloseConn(&tc.peer)
 		s.cfg.Limits.Leave(remote)
 	}
 	if !s.life.Add(tc) {

@@ -51,9 +51,19 @@ type tcpConn struct {
 	// iov is the writer's reusable gather list for a batch of replies.
 	iov  [][]byte
 	bufs net.Buffers // consumed by WriteTo; a field so it does not escape
+	// loneIOV and loneBufs are the reader's, for a lone call it answers
+	// itself (serveLone).
+	loneIOV  [][]byte
+	loneBufs net.Buffers
+	// writeFailed is set by whichever goroutine saw a write fail; replies
+	// after it are not written.
+	writeFailed atomic.Bool
 	// raw is the socket's descriptor access for spliced payloads; nil
 	// when the connection cannot take them (not a TCP socket).
 	raw syscall.RawConn
+	// sock is the socket's descriptor access for asking whether more
+	// input waits (lone); nil when c is not a TCP socket.
+	sock syscall.RawConn
 
 	limits *Limits
 	// held is the bytes this connection's slots hold, charged to
@@ -144,11 +154,13 @@ func newTCPConn(s *Server, c net.Conn) *tcpConn {
 		stopped:  make(chan struct{}),
 		in:       bufio.NewReaderSize(c, 64<<10),
 		iov:      make([][]byte, 0, 5*maxWriteBatch),
+		loneIOV:  make([][]byte, 0, 5),
 		limits:   s.cfg.Limits,
 		wakeCh:   make(chan struct{}),
 		lastSeen: time.Now(),
 	}
 	tc.log = s.log.With(zap.String("transport", "tcp"), zap.Stringer("remote", tc.peer.Remote))
+	tc.sock = rawSocket(c)
 	var pipes *pipePool
 	if s.cfg.SpliceReads {
 		if tc.raw = rawSocket(c); tc.raw != nil {
@@ -238,6 +250,10 @@ func (tc *tcpConn) readLoop() error {
 			}
 			return err
 		}
+		if tc.lone(slot) {
+			tc.serveLone(slot)
+			continue
+		}
 		select {
 		case tc.work <- slot:
 		default:
@@ -250,6 +266,74 @@ func (tc *tcpConn) readLoop() error {
 	}
 }
 
+// lone reports whether the call just read into slot is one the reader
+// should answer itself: its procedure is Quick, no other call is in
+// flight (so the writer has nothing to write and no worker anything to
+// run), and nothing of a further call has arrived behind it, neither in
+// the read buffer nor in the socket. A client that sends one call at a
+// time (ls -l, find, tar, most scripts) is then served by one goroutine,
+// without the two hand-offs (reader to worker, worker to writer) that
+// each wake a thread; calls that arrive while others run, or together,
+// still go through the pool and the writer, which overlap reading,
+// running and writing on several cores.
+func (tc *tcpConn) lone(slot *tcpSlot) bool {
+	return tc.callsInFlight() == 0 && tc.in.Buffered() == 0 && tc.srv.disp.Quick(slot.record) && socketIdle(tc.sock)
+}
+
+// serveLone runs the call in slot and writes its reply on the reader
+// goroutine. The writer is idle: every other slot is back on the free
+// list, which the writer fills only after writing, and no call can
+// start until this one is answered.
+func (tc *tcpConn) serveLone(slot *tcpSlot) {
+	slot.send = tc.srv.disp.Dispatch(tc.ctx, slot, &slot.call, &slot.reply)
+	tc.charge(slot)
+	tc.iovWrite(slot)
+	if !tc.wroteActive.Load() {
+		tc.wroteActive.Store(true)
+	}
+	tc.recycle(slot, tc.overShare())
+}
+
+// iovWrite writes the one reply in slot with the reader's own gather list.
+func (tc *tcpConn) iovWrite(slot *tcpSlot) {
+	if tc.writeFailed.Load() {
+		return
+	}
+	iov, err := tc.gather(tc.loneIOV[:0], []*tcpSlot{slot})
+	if err == nil && len(iov) > 0 {
+		tc.loneBufs = iov
+		_, err = tc.loneBufs.WriteTo(tc.c)
+		clear(iov)
+	}
+	if err != nil {
+		tc.failWrite(err)
+	}
+}
+
+// failWrite closes the connection after a failed write; the replies of
+// calls still running will not go out.
+func (tc *tcpConn) failWrite(err error) {
+	if tc.writeFailed.Swap(true) {
+		return
+	}
+	tc.log.Info("write failed; closing", zap.Error(err))
+	tc.c.Close()
+	tc.cancel()
+}
+
+// recycle readies an answered slot for the next call and returns it to
+// the free list; over drops its buffers (the connection is over its
+// share of the budget).
+func (tc *tcpConn) recycle(s *tcpSlot, over bool) {
+	s.call = Call{}
+	s.reply.Payload = nil
+	s.releasePipe()
+	if tc.releaseExempt(s) || over {
+		tc.drop(s)
+	}
+	tc.free.put(s)
+}
+
 func (tc *tcpConn) worker() {
 	for slot := range tc.work {
 		slot.send = tc.srv.disp.Dispatch(tc.ctx, slot, &slot.call, &slot.reply)
@@ -259,7 +343,6 @@ func (tc *tcpConn) worker() {
 }
 
 func (tc *tcpConn) writeLoop() {
-	var failed bool
 	batch := make([]*tcpSlot, 0, maxWriteBatch)
 	for slot := range tc.out {
 		// Gather the replies that are ready now into one writev.
@@ -276,12 +359,9 @@ func (tc *tcpConn) writeLoop() {
 				break gather
 			}
 		}
-		if !failed {
+		if !tc.writeFailed.Load() {
 			if err := tc.writeReplies(batch); err != nil {
-				failed = true
-				tc.log.Info("write failed; closing", zap.Error(err))
-				tc.c.Close()
-				tc.cancel() // the replies of calls still running will not go out
+				tc.failWrite(err)
 			}
 		}
 		if !tc.wroteActive.Load() {
@@ -289,13 +369,7 @@ func (tc *tcpConn) writeLoop() {
 		}
 		over := tc.overShare()
 		for _, s := range batch {
-			s.call = Call{}
-			s.reply.Payload = nil
-			s.releasePipe()
-			if tc.releaseExempt(s) || over {
-				tc.drop(s)
-			}
-			tc.free.put(s)
+			tc.recycle(s, over)
 		}
 	}
 }
@@ -305,7 +379,22 @@ func (tc *tcpConn) writeLoop() {
 // payload splits it: what precedes it goes out with MSG_MORE, then the
 // pipe is spliced into the socket.
 func (tc *tcpConn) writeReplies(batch []*tcpSlot) error {
-	iov := tc.iov[:0]
+	iov, err := tc.gather(tc.iov[:0], batch)
+	if err != nil || len(iov) == 0 {
+		return err
+	}
+	tc.bufs = iov
+	_, err = tc.bufs.WriteTo(tc.c)
+	clear(iov) // drop references to the slots' buffers
+	return err
+}
+
+// gather appends to iov each reply's record mark, head, payload, padding
+// and tail, for every reply in batch, and returns what is left to write
+// after any spliced payload (which it sends itself, with what precedes
+// it).
+func (tc *tcpConn) gather(iov [][]byte, batch []*tcpSlot) ([][]byte, error) {
+	base := iov
 	for i, slot := range batch {
 		if !slot.send {
 			continue
@@ -319,9 +408,9 @@ func (tc *tcpConn) writeReplies(batch []*tcpSlot) error {
 			err := tc.sendSpliced(iov, slot, more)
 			clear(iov)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			iov = tc.iov[:0]
+			iov = base[:0]
 			if len(pad) > 0 {
 				iov = append(iov, pad)
 			}
@@ -335,13 +424,7 @@ func (tc *tcpConn) writeReplies(batch []*tcpSlot) error {
 			iov = append(iov, r.Tail)
 		}
 	}
-	if len(iov) == 0 {
-		return nil
-	}
-	tc.bufs = iov
-	_, err := tc.bufs.WriteTo(tc.c)
-	clear(iov) // drop references to the slots' buffers
-	return err
+	return iov, nil
 }
 
 func anyToSend(batch []*tcpSlot) bool {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -126,6 +127,26 @@ func TestCLICopy(t *testing.T) {
 	mustRun(t, "cp", "-q", url("/in.bin"), filepath.Join(local, "out.bin"))
 	if got, _ := os.ReadFile(filepath.Join(local, "out.bin")); !bytes.Equal(got, data) {
 		t.Fatal("cp remote->local: file differs")
+	}
+	// Through a FIFO both ways: not a regular file, so cp streams in
+	// order (ReadFrom, WriteTo) instead of by offset.
+	fifo := filepath.Join(local, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan []byte, 1)
+	go func() {
+		b, _ := os.ReadFile(fifo)
+		got <- b
+	}()
+	mustRun(t, "cp", "-q", url("/in.bin"), fifo)
+	if b := <-got; !bytes.Equal(b, data) {
+		t.Fatalf("cp remote->FIFO: %d bytes, not the file", len(b))
+	}
+	go func() { os.WriteFile(fifo, data, 0o600) }()
+	mustRun(t, "cp", "-q", fifo, url("/from-fifo.bin"))
+	if b, _ := os.ReadFile(filepath.Join(dir, "from-fifo.bin")); !bytes.Equal(b, data) {
+		t.Fatalf("cp FIFO->remote: %d bytes, not the data", len(b))
 	}
 	mustRun(t, "mkdir", url("/copies"))
 	mustRun(t, "cp", "-q", url("/in.bin"), url("/copies/")) // into a directory

@@ -3,8 +3,10 @@ package main
 // cp.go: gonfsrdma cp. A copy is a list of jobs (directories to make,
 // files to copy) built by walking the sources first, so the progress bar
 // knows the total; files then stream with pipelined READs and WRITEs:
-// local to remote through nfsclient.File.ReadFrom, remote to local through
-// File.WriteTo, remote to remote through both joined by a pipe.
+// local to remote through nfsclient.File.ReadFromAt (ReadFrom when the
+// source is not a regular file), remote to local through File.WriteToAt
+// (WriteTo when the target is not a regular file: a pipe, a terminal),
+// remote to remote through ReadFromAt reading the source File by offset.
 
 import (
 	"errors"
@@ -235,6 +237,52 @@ func (c countWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// followWrites moves bar with the bytes f's WRITEs carry until stop(n),
+// which leaves it n bytes past where it started (bar nil: nothing).
+func followWrites(f *nfsclient.FS, bar *progressbar.ProgressBar) (stop func(n int64)) {
+	return follow(bar, func() int64 { return f.Stats().BytesWritten })
+}
+
+// followReads is followWrites for the bytes f's READs bring.
+func followReads(f *nfsclient.FS, bar *progressbar.ProgressBar) (stop func(n int64)) {
+	return follow(bar, func() int64 { return f.Stats().BytesRead })
+}
+
+// follow moves bar with a growing byte count until stop(n).
+func follow(bar *progressbar.ProgressBar, count func() int64) (stop func(n int64)) {
+	if bar == nil {
+		return func(int64) {}
+	}
+	base, w0 := bar.State().CurrentNum, count()
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				bar.Set64(base + count() - w0)
+			}
+		}
+	}()
+	return func(n int64) {
+		close(done)
+		<-finished
+		bar.Set64(base + n)
+	}
+}
+
+// regular reports whether f is a regular file (offsets mean something:
+// not a pipe, terminal or device).
+func regular(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode().IsRegular()
+}
+
 type countReader struct {
 	r   io.Reader
 	bar *progressbar.ProgressBar
@@ -264,7 +312,19 @@ func copyFile(s *session, j cpJob, bar *progressbar.ProgressBar) (int64, error) 
 		if err != nil {
 			return 0, err
 		}
-		n, err := out.ReadFrom(countReader{in, bar})
+		var n int64
+		if regular(in) {
+			// Each WRITE's worker reads its own block: no copy kept
+			// for a re-send, committed before ReadFromAt returns.
+			// The *os.File itself: on TCP the library maps it and the
+			// kernel copies from the page cache into the socket, so the
+			// bar follows the WRITEs instead of the reads.
+			stop := followWrites(j.dst.fs, bar)
+			n, err = out.ReadFromAt(in, 0, -1)
+			stop(n)
+		} else {
+			n, err = out.ReadFrom(countReader{in, bar})
+		}
 		if cerr := out.Close(); err == nil {
 			err = cerr
 		}
@@ -279,7 +339,17 @@ func copyFile(s *session, j cpJob, bar *progressbar.ProgressBar) (int64, error) 
 		if err != nil {
 			return 0, err
 		}
-		n, err := in.WriteTo(countWriter{out, bar})
+		var n int64
+		if regular(out) {
+			// Each READ's worker writes its block where it belongs,
+			// straight from the socket on TCP: the bar follows the
+			// READs, since no WriteAt call sees the data.
+			stop := followReads(j.src.fs, bar)
+			n, err = in.WriteToAt(out, 0)
+			stop(n)
+		} else {
+			n, err = in.WriteTo(countWriter{out, bar})
+		}
 		if cerr := out.Close(); err == nil {
 			err = cerr
 		}
@@ -294,13 +364,11 @@ func copyFile(s *session, j cpJob, bar *progressbar.ProgressBar) (int64, error) 
 		if err != nil {
 			return 0, err
 		}
-		pr, pw := io.Pipe()
-		go func() {
-			_, err := in.WriteTo(countWriter{pw, bar})
-			pw.CloseWithError(err)
-		}()
-		n, err := out.ReadFrom(pr)
-		pr.CloseWithError(io.ErrClosedPipe)
+		// The source File is an io.ReaderAt: each WRITE's worker READs
+		// its own block, and a re-send READs it again.
+		stop := followWrites(j.dst.fs, bar)
+		n, err := out.ReadFromAt(in, 0, -1)
+		stop(n)
 		if cerr := out.Close(); err == nil {
 			err = cerr
 		}
