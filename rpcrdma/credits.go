@@ -66,7 +66,7 @@ func (c *conn) repost() {
 	case err != nil:
 		// Logged once, with the connection's end (failure.go).
 		c.failure.record(err, "receive re-post")
-		c.vc.Disconnect()
+		c.disconnect("a Receive could not be re-posted")
 	case warn:
 		// More calls in flight than credits granted: the client's next
 		// Send will find no Receive and the connection will die.

@@ -38,6 +38,18 @@ type connFailure struct {
 	// connection died.
 	flushed atomic.Int64
 	dropped atomic.Int64
+	// here is why this side disconnected (the first reason), "" when it
+	// did not: then the peer did.
+	here string
+}
+
+// closedHere records that this side disconnects the queue pair, and why.
+func (f *connFailure) closedHere(why string) {
+	f.mu.Lock()
+	if f.here == "" {
+		f.here = why
+	}
+	f.mu.Unlock()
 }
 
 // wrKindName names a work request kind for the log.
@@ -78,7 +90,7 @@ func (f *connFailure) record(err error, kind string) {
 // Poll reported.
 func (f *connFailure) log(log *zap.Logger, err error) {
 	f.mu.Lock()
-	first, kind := f.first, f.kind
+	first, kind, here := f.first, f.kind, f.here
 	f.mu.Unlock()
 	flushed, dropped := f.flushed.Load(), f.dropped.Load()
 	orderly := errors.Is(err, verbs.ErrDisconnected) || errors.Is(err, verbs.ErrClosed)
@@ -88,6 +100,11 @@ func (f *connFailure) log(log *zap.Logger, err error) {
 			zap.Int64("flushed_requests", flushed), zap.Int64("calls_dropped", dropped), zap.NamedError("cause", err))
 	case !orderly:
 		log.Warn("connection lost", zap.Error(err), zap.Int64("flushed_requests", flushed), zap.Int64("calls_dropped", dropped))
+	case dropped > 0 && here != "":
+		// This server disconnected with calls in progress (a shutdown
+		// that timed out).
+		log.Warn("connection closed by this server with calls in progress", zap.String("reason", here),
+			zap.Int64("flushed_requests", flushed), zap.Int64("calls_dropped", dropped))
 	case dropped > 0:
 		// The client disconnected while calls were in progress: the
 		// Linux client does so when a call times out (timeo).
@@ -95,7 +112,11 @@ func (f *connFailure) log(log *zap.Logger, err error) {
 			zap.Int64("calls_dropped", dropped))
 	default:
 		if ce := log.Check(zap.DebugLevel, "connection closed"); ce != nil {
-			ce.Write(zap.Error(err), zap.Int64("flushed_requests", flushed))
+			by := "peer"
+			if here != "" {
+				by = "this server: " + here
+			}
+			ce.Write(zap.Error(err), zap.String("closed_by", by), zap.Int64("flushed_requests", flushed))
 		}
 	}
 }

@@ -3,6 +3,7 @@ package rpcrdma_test
 import (
 	"context"
 	"encoding/binary"
+	"flag"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -99,6 +100,7 @@ func startFabricRig(t testing.TB, log *zap.Logger, osBackend, count bool) *fabri
 	}
 	srv := nfs.NewServer(nfs.Config{Log: log, Exports: nfs.ExportList{{FSID: e2eFSID, Path: "/export", FS: fs}}})
 	disp := oncrpc.NewDispatcher(log, oncrpc.NewDRC(1024, 8<<20, time.Minute), srv.Program())
+	disp.SetCounting(*counting)
 	fab := softfabric.NewFabric()
 	rs := rpcrdma.NewServer(log, disp, fab, rpcrdma.Config{})
 	addr := fmt.Sprintf("fabric-nfs-%d:20049", e2eSeq.Add(1))
@@ -159,6 +161,10 @@ func TestNFSEndToEnd(t *testing.T) {
 // (pread into the payload buffer, pwrite out of the call buffer: a
 // counting backend) plus the bytes the transport copied (Stats), per
 // payload byte; wire/B is the bytes the fabric moved per payload byte.
+// counting is the dispatcher's call counting in the NFS rig: on, as the
+// daemon with --metrics-listen; -counting=false as without it.
+var counting = flag.Bool("counting", true, "count calls in the dispatcher, as with --metrics-listen")
+
 func benchNFS(b *testing.B, proc uint32, payload int) {
 	rig := startFabricRig(b, zap.NewNop(), true, true)
 	c, root, rs := rig.c, rig.root, rig.rs

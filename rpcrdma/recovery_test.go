@@ -136,6 +136,18 @@ type faultConn struct {
 	// failRecvs PostRecv calls from now on fail.
 	failRecvs int
 	injected  []verbs.Completion
+	// readLens are the lengths of the RDMA Reads posted, in order.
+	readLens []int
+	// chains are the posted chains that carry RDMA Writes, in order.
+	chains [][]postedWR
+}
+
+// postedWR is what a test looks at of one posted work request.
+type postedWR struct {
+	op         verbs.WROpcode
+	n          int // bytes its SGL names
+	remoteAddr uint64
+	rkey       uint32
 }
 
 func (c *faultConn) failNext(op verbs.WROpcode, nth int, status verbs.WCStatus) {
@@ -175,6 +187,22 @@ func (c *faultConn) PostRecv(wrs []verbs.RecvWR) error {
 
 func (c *faultConn) PostSend(wrs []verbs.SendWR) error {
 	c.mu.Lock()
+	var chain []postedWR
+	writes := false
+	for i := range wrs {
+		n := 0
+		for _, sg := range wrs[i].SGL {
+			n += int(sg.Length)
+		}
+		if wrs[i].Opcode == verbs.OpRDMARead {
+			c.readLens = append(c.readLens, n)
+		}
+		writes = writes || wrs[i].Opcode == verbs.OpRDMAWrite
+		chain = append(chain, postedWR{op: wrs[i].Opcode, n: n, remoteAddr: wrs[i].RemoteAddr, rkey: wrs[i].RKey})
+	}
+	if writes {
+		c.chains = append(c.chains, chain)
+	}
 	j := -1
 	if c.failNth > 0 {
 		for i := range wrs {

@@ -52,7 +52,7 @@ func (c *conn) sendReply(s *slot) {
 			c.shortage(s, "staging the READ payload", err)
 			return
 		}
-		s.wrs, s.sges, s.used = appendWrites(s.wrs, s.sges, s.used, m, off, n, h.WriteList[0], wr.ID(wr.Write, s.idx))
+		s.wrs, s.sges, s.used = appendWrites(s.wrs, s.sges, s.used, m, off, n, c.writePiece, h.WriteList[0], wr.ID(wr.Write, s.idx))
 		c.srv.counters.rdmaWrite.Add(uint64(n))
 		b = proto.AppendReplyMsg(b, h.XID, c.grant(), h.WriteList, s.used)
 		b = append(b, r.Head...)
@@ -73,7 +73,7 @@ func (c *conn) sendReply(s *slot) {
 		}
 		flat := r.AppendFlat(m.Bytes()[:0])
 		copied = len(flat)
-		s.wrs, s.sges, s.used = appendWrites(s.wrs, s.sges, s.used, m, 0, len(flat), h.ReplyChunk, wr.ID(wr.Write, s.idx))
+		s.wrs, s.sges, s.used = appendWrites(s.wrs, s.sges, s.used, m, 0, len(flat), c.writePiece, h.ReplyChunk, wr.ID(wr.Write, s.idx))
 		c.srv.counters.rdmaWrite.Add(uint64(len(flat)))
 		c.srv.counters.replyChunkReplies.Add(1)
 		b = proto.AppendReplyNoMsg(b, h.XID, c.grant(), h.ReplyChunk, s.used)
@@ -89,7 +89,7 @@ func (c *conn) sendReply(s *slot) {
 		c.sendError(s, h.XID, proto.ErrChunk)
 		return
 	}
-	c.srv.copied.Add(int64(copied))
+	c.counts.copied.Add(int64(copied))
 	op := verbs.OpSend
 	var inv uint32
 	if c.remoteInv {
@@ -118,7 +118,7 @@ func (c *conn) registered(s *slot, p []byte) (*verbs.MR, int, error) {
 		return nil, 0, err
 	}
 	copy(m.Bytes(), p)
-	c.srv.copied.Add(int64(len(p)))
+	c.counts.copied.Add(int64(len(p)))
 	return m, 0, nil
 }
 
@@ -138,7 +138,7 @@ func (c *conn) shortage(s *slot, what string, err error) {
 		// Logged once, with the connection's end (failure.go).
 		c.failure.record(fmt.Errorf("no buffer for call xid %#x: %w", s.hdr.XID, err), "buffer for "+what)
 		c.srv.shortages.Add(1)
-		c.vc.Disconnect()
+		c.disconnect("no buffer for a call")
 	}
 	c.failure.dropped.Add(1)
 	c.release(s)
@@ -163,6 +163,7 @@ func (c *conn) postReply(s *slot, n int, op verbs.WROpcode, inv uint32) {
 	// A call run on the completion goroutine reserved its one Send
 	// beforehand (runsInline); others wait for room here.
 	if k := len(s.wrs); k > s.sqHeld {
+		s.setWait(waitSQ)
 		if !c.sq.acquire(k - s.sqHeld) { // the connection died
 			c.failure.dropped.Add(1)
 			c.release(s)
@@ -170,6 +171,7 @@ func (c *conn) postReply(s *slot, n int, op verbs.WROpcode, inv uint32) {
 		}
 		s.sqHeld = k
 	}
+	s.setWait(waitSend)
 	if err := c.postSend(s.wrs); err != nil {
 		if err != errDead && c.vc.Err() == nil {
 			c.log.Info("cannot post reply", zap.Error(err))
@@ -178,5 +180,5 @@ func (c *conn) postReply(s *slot, n int, op verbs.WROpcode, inv uint32) {
 		c.release(s)
 		return
 	}
-	c.srv.counters.inlineOut.Add(uint64(n))
+	c.counts.inlineOut.Add(uint64(n))
 }

@@ -22,6 +22,7 @@ package rpcrdma
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	"github.com/gonfsrdma/gonfsrdma/rpcrdma/internal/wr"
@@ -56,6 +57,13 @@ type slot struct {
 	sges   []verbs.SGE
 	used   []uint32
 	sqHeld int
+
+	// What the call waits for and since when (busy.go), and its XID
+	// once decoded: written by whoever runs the call, read by the log
+	// of a connection that does not drain.
+	wait      atomic.Int32
+	waitSince atomic.Int64
+	xid       atomic.Uint32
 }
 
 func newSlot(c *conn, i, maxWR int) *slot {
@@ -110,7 +118,9 @@ func (s *slot) borrow() (*verbs.MR, error) {
 	if s.nbig == len(s.bigs) {
 		return nil, errors.New("rpcrdma: too many buffers for one call")
 	}
+	prev := s.setWait(waitBuffer)
 	m, err := s.c.big.get()
+	s.setWait(prev)
 	if err != nil {
 		return nil, err
 	}
@@ -139,6 +149,7 @@ func (c *conn) postRecv(s *slot) error {
 // release returns a slot whose reply went out (or that was dropped) to
 // the free list.
 func (c *conn) release(s *slot) {
+	s.setWait(waitNone)
 	c.sq.release(s.sqHeld)
 	s.sqHeld = 0
 	s.releaseBuffers()
@@ -147,9 +158,8 @@ func (c *conn) release(s *slot) {
 	c.busy--
 	idle := c.draining && c.busy == 0
 	c.mu.Unlock()
-	c.srv.counters.inUse.Add(-1)
 	if idle {
-		c.vc.Disconnect()
+		c.disconnect("drained")
 	}
 }
 

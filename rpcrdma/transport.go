@@ -61,6 +61,15 @@ type Config struct {
 	// MaxConnBuffers caps the Read/Write buffers one connection
 	// registers. Default and most 2 × Credits + 2.
 	MaxConnBuffers int
+	// ReadPiece bounds one RDMA Read: a Read chunk segment longer than
+	// this is pulled with several Reads of at most ReadPiece bytes
+	// (recv.go readPieces). Default DefaultReadPiece; at least 4096.
+	ReadPiece int
+	// WritePiece bounds one RDMA Write: a Write or Reply chunk segment
+	// longer than this is pushed with several Writes of at most
+	// WritePiece bytes (rw.go writeSegments). Default DefaultWritePiece;
+	// at least 4096.
+	WritePiece int
 	// IdleTimeout disconnects a connection that received no call and had
 	// none in progress for this long (limits.go). Default
 	// oncrpc.DefaultIdleTimeout; negative: never.
@@ -77,6 +86,13 @@ const (
 	MaxInlineSize     = 65536
 	DefaultMaxRecord  = proto.DefaultMaxRecord
 	DefaultMaxPayload = proto.DefaultMaxPayload
+	// DefaultReadPiece is knfsd's largest RDMA Read on Soft-RoCE (32
+	// pages: rdma_rw over max_sge_rd 32).
+	DefaultReadPiece = 128 << 10
+	// DefaultWritePiece bounds one RDMA Write (rw.go writeSegments):
+	// 16 frames at Soft-RoCE's path MTU of 1024, so an ACK is asked for
+	// every 16 frames (knfsd's Writes there are 128 KiB).
+	DefaultWritePiece = 16 << 10
 	// maxInitiatorDepth bounds the RDMA Reads a connection has in
 	// flight (knfsd's svcrdma uses at most 16 too).
 	maxInitiatorDepth = 16
@@ -123,6 +139,14 @@ func (c Config) withDefaults() Config {
 	if c.MaxConnBuffers <= 0 {
 		c.MaxConnBuffers = 2*c.Credits + 2
 	}
+	if c.ReadPiece <= 0 {
+		c.ReadPiece = DefaultReadPiece
+	}
+	c.ReadPiece = max(c.ReadPiece, 4096)
+	if c.WritePiece <= 0 {
+		c.WritePiece = DefaultWritePiece
+	}
+	c.WritePiece = max(c.WritePiece, 4096)
 	if c.IdleTimeout == 0 {
 		c.IdleTimeout = oncrpc.DefaultIdleTimeout
 	}
@@ -143,8 +167,11 @@ type Server struct {
 
 	lim serverLimits
 
-	copied atomic.Int64 // bytes the transport copied (pull-up, staging)
-	inline atomic.Int64 // calls run on the completion goroutine
+	copied atomic.Int64 // bytes the transport copied (pull-up, staging), ended connections
+	inline atomic.Int64 // calls run on the completion goroutine, ended connections
+	// countsMu orders a connection's fold of its counters (foldCounts)
+	// with the readers that add up the open ones (liveCounts).
+	countsMu sync.Mutex
 	// shortages counts connections dropped for want of a buffer (shortage).
 	shortages atomic.Int64
 	counters  serverCounters // stats.go
@@ -185,7 +212,8 @@ type Stats struct {
 
 // Stats returns the current counters.
 func (s *Server) Stats() Stats {
-	return Stats{Conns: s.life.Len(), CopiedBytes: s.copied.Load(), InlineCalls: s.inline.Load(), Shortages: s.shortages.Load()}
+	l := s.liveCounts()
+	return Stats{Conns: s.life.Len(), CopiedBytes: l.copied, InlineCalls: l.inline, Shortages: s.shortages.Load()}
 }
 
 // ListenAndServe listens on addr ("host:port", usually port 20049) and
@@ -235,7 +263,19 @@ func (s *Server) Shutdown(ctx context.Context) error {
 func (c *conn) Drain() { c.drain() }
 
 // Abort implements oncrpc.ServedConn.
-func (c *conn) Abort() { c.vc.Disconnect() }
+// The calls that kept the connection from draining are logged with
+// what each waits for.
+func (c *conn) Abort() {
+	c.logBusy("shutdown timed out with calls in progress")
+	c.disconnect("shutdown timed out")
+}
+
+// disconnect disconnects the queue pair, recording that this side did
+// and why (failure.go).
+func (c *conn) disconnect(why string) {
+	c.failure.closedHere(why)
+	c.vc.Disconnect()
+}
 
 // conn is one accepted connection.
 type conn struct {
@@ -245,11 +285,17 @@ type conn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	peer   oncrpc.Peer
+	// counts are the connection's per-call counters (stats.go);
+	// countsFolded, under srv.countsMu, says they are in the server's.
+	counts       connCounters
+	countsFolded bool
 
-	sendMax   int // bytes per Send: min(InlineSend, client's receive size)
-	recvSize  int
-	remoteInv bool
-	credits   uint32
+	sendMax    int // bytes per Send: min(InlineSend, client's receive size)
+	recvSize   int
+	readPiece  int // Config.ReadPiece
+	writePiece int // Config.WritePiece
+	remoteInv  bool
+	credits    uint32
 
 	recvMR, sendMR *verbs.MR
 	slots          []*slot
@@ -272,7 +318,7 @@ type conn struct {
 	lastSeen time.Time
 
 	mu   sync.Mutex
-	busy int // calls received and not yet released
+	busy int // calls received and not yet released (the metrics' credits in use)
 	// owed is the Receives consumed and not replaced (credits.go);
 	// written by the completion goroutine only.
 	owed     int
@@ -294,20 +340,27 @@ func (s *Server) accept(req verbs.ConnRequest) {
 	log := s.log.With(zap.String("remote", req.RemoteAddr()))
 	c := &conn{
 		srv: s, log: log,
-		sendMax:   min(cfg.InlineSend, pd.RecvSize),
-		recvSize:  cfg.InlineRecv,
-		remoteInv: hasPD && pd.RemoteInvalidate && cfg.SendWithInvalidate,
-		credits:   uint32(cfg.Credits),
-		deadCh:    make(chan struct{}),
+		sendMax:    min(cfg.InlineSend, pd.RecvSize),
+		recvSize:   cfg.InlineRecv,
+		readPiece:  cfg.ReadPiece,
+		writePiece: cfg.WritePiece,
+		remoteInv:  hasPD && pd.RemoteInvalidate && cfg.SendWithInvalidate,
+		credits:    uint32(cfg.Credits),
+		deadCh:     make(chan struct{}),
 	}
 	c.peer.Transport = oncrpc.RDMA
 	c.peer.Remote, _ = netip.ParseAddrPort(req.RemoteAddr())
 	c.peer.Local, _ = netip.ParseAddrPort(req.LocalAddr())
-	c.peer.Client = cfg.Clients.Acquire(remote)
-	defer cfg.Clients.Release(c.peer.Client)
+	s.disp.OpenConn(&c.peer, cfg.Clients)
+	defer s.disp.CloseConn(&c.peer)
 	nslots := 2 * cfg.Credits
 	maxWR := cfg.Limits.MaxReadSegments
-	if k := cfg.Limits.MaxChunkSegments; k > maxWR {
+	// A call's Read chain: a Read per segment plus one per ReadPiece
+	// of the record the segments make up.
+	maxWR += readPieces(cfg.MaxRecord, cfg.ReadPiece)
+	// A reply's Writes: one per segment of its chunk plus one per
+	// WritePiece of what it pushes (at most a pool buffer).
+	if k := cfg.Limits.MaxChunkSegments + writePieces(s.bigSize, cfg.WritePiece); k > maxWR {
 		maxWR = k
 	}
 	sqDepth := max(4*cfg.Credits, 2*(maxWR+1)) + 16
@@ -381,15 +434,29 @@ func (s *Server) accept(req verbs.ConnRequest) {
 		c.releaseMemory()
 		return
 	}
+	// What the connection manager made of the queue pair decides how it
+	// recovers from a lost packet (issue 16): logged with the
+	// connection, and a WARN for an ACK timeout of 0 (never resend).
+	qa, qerr := verbs.QueryQP(vc)
+	if qerr == nil && qa.Timeout == 0 {
+		log.Warn("queue pair has no ACK timeout: a request whose last packet is lost is never resent", zap.Uint8("retry_count", qa.RetryCount))
+	}
 	if ce := log.Check(zap.DebugLevel, "connection established"); ce != nil {
-		ce.Write(zap.Int("credits", cfg.Credits), zap.Int("inline_send", c.sendMax), zap.Int("inline_recv", c.recvSize),
+		fields := []zap.Field{zap.Int("credits", cfg.Credits), zap.Int("inline_send", c.sendMax), zap.Int("inline_recv", c.recvSize),
 			zap.Uint8("initiator_depth", ord), zap.Uint8("peer_responder_resources", req.ResponderResources()),
-			zap.Bool("private_data", hasPD), zap.Bool("remote_invalidate", c.remoteInv))
+			zap.Bool("private_data", hasPD), zap.Bool("remote_invalidate", c.remoteInv)}
+		if qerr == nil {
+			fields = append(fields, zap.Duration("qp_ack_timeout", qa.AckTimeout()), zap.Uint8("qp_retry_count", qa.RetryCount),
+				zap.Uint8("qp_rnr_retry", qa.RNRRetry), zap.Uint8("qp_max_rd_atomic", qa.MaxReadAtomic),
+				zap.Uint8("qp_max_dest_rd_atomic", qa.MaxDestReadAtomic), zap.Int("qp_path_mtu", qa.PathMTU))
+		}
+		ce.Write(fields...)
 	}
 	s.counters.granted.Add(int64(c.credits))
 	c.run()
 	s.counters.granted.Add(-int64(c.credits))
 	s.counters.disconnects.Add(1)
+	s.foldCounts(c)
 	s.life.Remove(c)
 }
 
@@ -440,11 +507,12 @@ func (c *conn) received(s *slot, n int) {
 	c.busy++
 	drop := c.draining
 	c.mu.Unlock()
-	c.srv.counters.inUse.Add(1)
-	c.srv.counters.inlineIn.Add(uint64(n))
+	c.counts.inlineIn.Add(uint64(n))
 	// This Receive is consumed: post one in its place, and any owed.
 	c.repost()
 	s.recvLen = n
+	s.xid.Store(0)
+	s.setWait(waitHandler)
 	if drop {
 		// Shutting down: the client retransmits after reconnecting.
 		c.release(s)
@@ -465,6 +533,7 @@ func (c *conn) received(s *slot, n int) {
 		c.workerWG.Add(1)
 		go c.worker()
 	}
+	s.setWait(waitWorker)
 	c.work <- s
 }
 
@@ -482,7 +551,7 @@ func (c *conn) runsInline(s *slot) bool {
 		return false
 	}
 	s.sqHeld = 1 // released with the slot
-	c.srv.inline.Add(1)
+	c.counts.inline.Add(1)
 	return true
 }
 
@@ -493,7 +562,7 @@ func (c *conn) drain() {
 	idle := c.busy == 0
 	c.mu.Unlock()
 	if idle {
-		c.vc.Disconnect()
+		c.disconnect("drained")
 	}
 }
 
@@ -529,9 +598,31 @@ func (c *conn) teardown(err error) {
 	c.cancel()
 	close(c.work)
 	c.workerWG.Wait()
+	c.takeLateCompletions()
 	c.vc.Close()
 	c.releaseMemory()
 	c.failure.log(c.log, err)
+}
+
+// takeLateCompletions handles the completions of work requests posted
+// after Poll had ended but before teardown marked the connection dead: a
+// handler that returned in that window posted its reply on a queue pair
+// in the error state, which flushed it into a completion queue nobody
+// polls any more. Taken here (the workers have stopped, so nothing is
+// posted after), each such call is counted as dropped and its slot
+// released, and the connection's end says how many calls it really
+// dropped.
+func (c *conn) takeLateCompletions() {
+	var wcs [16]verbs.Completion
+	for {
+		n, err := c.vc.TryPoll(wcs[:])
+		for i := range n {
+			c.complete(&wcs[i])
+		}
+		if n == 0 || err != nil {
+			return
+		}
+	}
 }
 
 func (c *conn) releaseMemory() {
@@ -554,6 +645,7 @@ func (c *conn) worker() {
 		if !ok {
 			return
 		}
+		s.setWait(waitHandler)
 		c.serveCall(s)
 	}
 }

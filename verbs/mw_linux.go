@@ -66,3 +66,21 @@ func fillBind(x *C.struct_shim_send_wr, b *WindowBind) {
 
 // WindowBoundsEnforced implements WindowBoundsEnforcer.
 func (c *rdmaConn) WindowBoundsEnforced() bool { return !c.rxe }
+
+// QueryQP implements QPQuerier (ibv_query_qp).
+func (c *rdmaConn) QueryQP() (QPAttributes, error) {
+	c.life.RLock()
+	defer c.life.RUnlock()
+	if c.destroyed || c.qp == nil {
+		return QPAttributes{}, ErrClosed
+	}
+	var a C.struct_shim_qp_attrs
+	if rc := C.shim_query_qp(c.qp, &a); rc != 0 {
+		return QPAttributes{}, fmt.Errorf("verbs: ibv_query_qp: %w", syscall.Errno(-rc))
+	}
+	return QPAttributes{
+		Timeout: uint8(a.timeout), RetryCount: uint8(a.retry_cnt), RNRRetry: uint8(a.rnr_retry),
+		MaxReadAtomic: uint8(a.max_rd_atomic), MaxDestReadAtomic: uint8(a.max_dest_rd_atomic),
+		PathMTU: int(a.path_mtu),
+	}, nil
+}

@@ -134,6 +134,31 @@ static int shim_is_rxe(struct ibv_context *ctx) {
 	return a.vendor_id == 0xFFFFFF;
 }
 
+// shim_qp_attrs is what shim_query_qp reports of a queue pair.
+struct shim_qp_attrs {
+	int timeout, retry_cnt, rnr_retry, max_rd_atomic, max_dest_rd_atomic, path_mtu;
+};
+
+// shim_query_qp queries the transport attributes of an established queue
+// pair (ibv_query_qp); path_mtu in bytes. Returns 0 or -errno.
+static int shim_query_qp(struct ibv_qp *qp, struct shim_qp_attrs *out) {
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+	int rc;
+	memset(&a, 0, sizeof(a));
+	rc = ibv_query_qp(qp, &a, IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			  IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_PATH_MTU, &ia);
+	if (rc)
+		return rc > 0 ? -rc : rc;
+	out->timeout = a.timeout;
+	out->retry_cnt = a.retry_cnt;
+	out->rnr_retry = a.rnr_retry;
+	out->max_rd_atomic = a.max_rd_atomic;
+	out->max_dest_rd_atomic = a.max_dest_rd_atomic;
+	out->path_mtu = a.path_mtu ? 128 << a.path_mtu : 0;
+	return 0;
+}
+
 // shim_rd_atom_limits gives the device's bounds on RDMA Reads in flight
 // per QP: as initiator (max_qp_init_rd_atom) and as responder
 // (max_qp_rd_atom). rdma_accept refuses larger values with EINVAL.
