@@ -2,6 +2,7 @@ package nfs_test
 
 import (
 	"context"
+	"flag"
 	"net/netip"
 	"testing"
 	"time"
@@ -17,6 +18,11 @@ import (
 	"github.com/gonfsrdma/gonfsrdma/xdr"
 )
 
+// counting is the dispatcher's call counting in the benchmarks' rig:
+// on, as the daemon with --metrics-listen; -counting=false as without it
+// (docs/performance.md compares the two).
+var counting = flag.Bool("counting", true, "count calls in the dispatcher, as with --metrics-listen")
+
 // dispatchRig runs calls through oncrpc.Dispatcher.Dispatch with a reused
 // Call and Reply, as a transport's slot does.
 type dispatchRig struct {
@@ -26,17 +32,22 @@ type dispatchRig struct {
 	reply oncrpc.Reply
 	msg   []byte
 	root  []byte
+	xid   uint32 // the last XID run gave a call
 }
 
-func newRig(tb testing.TB, fs vfs.FS) *dispatchRig {
+func newRig(tb testing.TB, fs vfs.FS) *dispatchRig { return newRigCounting(tb, fs, *counting) }
+
+// newRigCounting is newRig with the dispatcher's counting on or off.
+func newRigCounting(tb testing.TB, fs vfs.FS, counting bool) *dispatchRig {
 	// As the daemon with --metrics-listen: the export counts its bytes
 	// and the connection its client's traffic.
 	srv := nfs.NewServer(nfs.Config{Exports: nfs.ExportList{{FSID: testFSID, Path: "/", FS: fs, Stats: new(nfs.ExportStats)}}, Log: zap.NewNop()})
-	client := meter.NewClients(0).Acquire(netip.MustParseAddr("127.0.0.1"))
 	r := &dispatchRig{
 		disp: oncrpc.NewDispatcher(zap.NewNop(), oncrpc.NewDRC(1024, 8<<20, time.Minute), srv.Program()),
-		ex:   oncrpc.BufferExchange{From: oncrpc.Peer{Transport: oncrpc.TCP, Client: client}},
+		ex:   oncrpc.BufferExchange{From: oncrpc.Peer{Transport: oncrpc.TCP, Remote: netip.MustParseAddrPort("127.0.0.1:700")}},
 	}
+	r.disp.SetCounting(counting)
+	r.disp.OpenConn(&r.ex.From, meter.NewClients(0))
 	r.reply = oncrpc.NewReply(make([]byte, 0, 4096))
 	r.root, _ = srv.RootHandle(testFSID)
 	return r

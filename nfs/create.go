@@ -58,9 +58,14 @@ func (s *Server) doCreate(call *oncrpc.Call, args *wire.CreateArgs, res *wire.Cr
 		return rq.finishCreate(h, res, buf)
 	}
 	h, a, err := rq.fs.Create(rq.cred, rq.h, name, modeOr(sa, defaultFileMode), true, false, [8]byte{})
+	// known is the file's attributes as Create (or Lookup) returned
+	// them, for the reply, until a SetAttr changes them (nil: fetch).
+	known := &a
 	switch {
 	case err == nil:
-		err = s.applyNewAttrs(&rq, h, &a, sa)
+		if v := newAttrsToSet(&rq, &a, sa); !isEmptySetAttr(&v) {
+			known, err = nil, rq.fs.SetAttr(rq.cred, h, v)
+		}
 	case args.How.Mode == wire.Unchecked && errors.Is(err, fs.ErrExist):
 		h, a, err = rq.fs.Lookup(rq.cred, rq.h, name)
 		if err != nil {
@@ -76,12 +81,12 @@ func (s *Server) doCreate(call *oncrpc.Call, args *wire.CreateArgs, res *wire.Cr
 				return st
 			}
 			size := sa.Size.V
-			err = rq.fs.SetAttr(rq.cred, h, vfs.SetAttr{Size: &size})
+			known, err = nil, rq.fs.SetAttr(rq.cred, h, vfs.SetAttr{Size: &size})
 		}
 	}
 	if err != nil {
 		res.DirWcc.After = rq.postOp(rq.h)
 		return s.status("CREATE", err)
 	}
-	return rq.finishCreate(h, res, buf)
+	return rq.finishCreateAttr(h, known, res, buf)
 }

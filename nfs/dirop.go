@@ -45,6 +45,15 @@ func isDotName(name string) bool { return name == "." || name == ".." }
 // root, as knfsd's nfsd_create_setattr ignores them for anybody else),
 // times, and a non-zero size. Mode was passed to the create call.
 func (s *Server) applyNewAttrs(rq *req, h vfs.Handle, a *vfs.Attr, sa *wire.Sattr) error {
+	v := newAttrsToSet(rq, a, sa)
+	if isEmptySetAttr(&v) {
+		return nil
+	}
+	return rq.fs.SetAttr(rq.cred, h, v)
+}
+
+// newAttrsToSet is what applyNewAttrs sets (empty: nothing).
+func newAttrsToSet(rq *req, a *vfs.Attr, sa *wire.Sattr) vfs.SetAttr {
 	v := toSetAttr(sa, time.Now())
 	v.Mode = nil
 	if v.UID != nil && (*v.UID == a.UID || rq.cred.UID != 0) {
@@ -56,22 +65,30 @@ func (s *Server) applyNewAttrs(rq *req, h vfs.Handle, a *vfs.Attr, sa *wire.Satt
 	if v.Size != nil && *v.Size == 0 {
 		v.Size = nil
 	}
-	if isEmptySetAttr(&v) {
-		return nil
-	}
-	return rq.fs.SetAttr(rq.cred, h, v)
+	return v
 }
 
 // finishCreate fills the CREATE / MKDIR / SYMLINK / MKNOD result for the
 // new object h and the directory's after-attributes.
 func (rq *req) finishCreate(h vfs.Handle, res *wire.CreateRes, buf *fhBuf) wire.Status {
+	return rq.finishCreateAttr(h, nil, res, buf)
+}
+
+// finishCreateAttr is finishCreate with the new object's attributes
+// already known (a; nil: fetched here), so that a CREATE costs no
+// GetAttr of the file it just made.
+func (rq *req) finishCreateAttr(h vfs.Handle, a *vfs.Attr, res *wire.CreateRes, buf *fhBuf) wire.Status {
 	res.DirWcc.After = rq.postOp(rq.h)
 	fh := makeHandle(buf, rq.ex.FSID, h)
 	if fh == nil {
 		return wire.ErrServerFault
 	}
 	res.FH = wire.PostOpFH{Set: true, FH: fh}
-	res.Attr = rq.postOp(h)
+	if a != nil {
+		res.Attr = rq.attrOp(a)
+	} else {
+		res.Attr = rq.postOp(h)
+	}
 	return wire.OK
 }
 

@@ -30,19 +30,22 @@ const (
 	// short READDIR entries, 6,000 READDIRPLUS ones; knfsd fills the
 	// page whatever the count of entries).
 	maxDirBatch = 4096
-	// dirResFixed is the part of READDIR3resok / READDIRPLUS3resok that
-	// is not entries: post_op_attr with attributes, cookieverf, the final
-	// value_follows FALSE and eof.
-	dirResFixed = 4 + wire.FattrSize + wire.CookieVerfSize + 4 + 4
+	// dirResHead is the part of READDIR3resok / READDIRPLUS3resok before
+	// the entries: post_op_attr with attributes and cookieverf.
+	dirResHead = 4 + wire.FattrSize + wire.CookieVerfSize
+	// dirListEnd is the part after them: the final value_follows FALSE
+	// and eof.
+	dirListEnd = 4 + 4
 )
 
-// readdir is READDIR, RFC 1813 section 3.3.16. count bounds the encoded
-// READDIR3resok (attributes, verifier, entries, list end, eof). Cookies
-// and the cookie verifier come from the backend (vfs.FS.ReadDir), which
-// refuses a cookie it cannot honour, or one sent with a verifier other
-// than its own, with NFS3ERR_BAD_COOKIE (the Linux client then restarts
-// the listing). A verifier of zero with a nonzero cookie is accepted, as
-// knfsd accepts any.
+// readdir is READDIR, RFC 1813 section 3.3.16. count bounds the entries
+// of the READDIR3resok with its list end and eof, as knfsd counts it and
+// as the Linux client receives it (dirBudget). Cookies and the cookie
+// verifier come from the backend (vfs.FS.ReadDir), which refuses a cookie
+// it cannot honour, or one sent with a verifier other than its own, with
+// NFS3ERR_BAD_COOKIE (the Linux client then restarts the listing). A
+// verifier of zero with a nonzero cookie is accepted, as knfsd accepts
+// any.
 func (s *Server) readdir(_ context.Context, call *oncrpc.Call, reply *oncrpc.Reply) error {
 	var r xdr.Reader
 	var args wire.ReaddirArgs
@@ -61,12 +64,22 @@ func (s *Server) readdir(_ context.Context, call *oncrpc.Call, reply *oncrpc.Rep
 	return nil
 }
 
-// dirBudget clamps a client's count to what the server and the transport
-// can send.
+// dirBudget is the room a page of count bytes has for its entries. count
+// is read as knfsd reads it (fs/nfsd/nfs3proc.c nfsd3_init_dirlist_pages:
+// the entries, the list end and eof get count bytes, clamped to its
+// maximum payload; the status, directory attributes and verifier go
+// before them, outside count), which is how the Linux client receives
+// the reply: the header into its head buffer (NFS3_readdirres_sz) and
+// count bytes of pages for the rest (fs/nfs/nfs3xdr.c
+// nfs3_xdr_enc_readdir3args / readdirplus3args, prepare_reply_buffer).
+// RFC 1813 sections 3.3.16 and 3.3.17 count the header in too; a page cut
+// that way leaves 100 bytes of the client's buffer unused, a fewer entry
+// in some replies than knfsd sends. The transport's limit (maxReply,
+// what an RDMA Reply chunk holds) bounds the whole reply.
 func dirBudget(count uint32, reply *oncrpc.Reply, maxReply int) int {
-	n := int(min(count, maxDirReply))
+	n := int(min(count, maxDirReply)) - dirListEnd
 	if maxReply > 0 {
-		n = min(n, maxReply-len(reply.Head)-4)
+		n = min(n, maxReply-len(reply.Head)-4-dirResHead-dirListEnd)
 	}
 	return n
 }
@@ -120,7 +133,7 @@ func (s *Server) listDir(rq *req, proc string, cookie uint64, cverf [wire.Cookie
 	if st, _ := s.openDir(rq, proc, dirAttr); st != wire.OK {
 		return false, st
 	}
-	budget := dirBudget(count, reply, maxReply) - dirResFixed
+	budget := dirBudget(count, reply, maxReply)
 	if budget < minEntrySize {
 		return false, wire.ErrTooSmall
 	}

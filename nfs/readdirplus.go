@@ -10,7 +10,8 @@ import (
 )
 
 // readdirplus is READDIRPLUS, RFC 1813 section 3.3.17. maxcount bounds
-// the encoded READDIRPLUS3resok. dircount is ignored, as knfsd ignores it
+// the entries of the READDIRPLUS3resok with its list end and eof, as
+// count does READDIR's (dirBudget). dircount is ignored, as knfsd ignores it
 // (fs/nfsd/nfs3xdr.c): Linux clients before 5.18 send a dircount of an
 // eighth of maxcount (later ones send dircount = maxcount), and keeping to
 // it cut a page of 200-byte names to about a fifth of what knfsd sends

@@ -48,8 +48,19 @@ func (s *Server) doWrite(rq *req, args *wire.WriteArgs, res *wire.WriteRes) wire
 		return wire.ErrFBig
 	}
 	sync := args.Stable != wire.Unstable && !rq.ex.Async
-	n, err := rq.fs.WriteAt(rq.cred, rq.h, args.Data, int64(args.Offset), sync)
-	res.Wcc.After = rq.postOp(rq.h)
+	var n int
+	var err error
+	if aw, ok := rq.fs.(vfs.AttrWriter); ok {
+		var a vfs.Attr
+		if n, a, err = aw.WriteAtAttr(rq.cred, rq.h, args.Data, int64(args.Offset), sync); err == nil {
+			res.Wcc.After = rq.attrOp(&a)
+		} else {
+			res.Wcc.After = rq.postOp(rq.h)
+		}
+	} else {
+		n, err = rq.fs.WriteAt(rq.cred, rq.h, args.Data, int64(args.Offset), sync)
+		res.Wcc.After = rq.postOp(rq.h)
+	}
 	if err != nil {
 		return s.status("WRITE", err)
 	}

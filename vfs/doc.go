@@ -1,7 +1,7 @@
 // Package vfs is the backing-store layer under the NFS server: the
 // handle-addressed FS interface one export is served from, the optional
-// capability interfaces a backend may add (FDReader, Locker,
-// LinkSupporter), the identity (Cred) calls run as, the errors and the
+// capability interfaces a backend may add (FDReader, AttrReader,
+// AttrWriter, Locker, LinkSupporter), the identity (Cred) calls run as, the errors and the
 // helpers every backend shares (PathErr, CheckName, CheckRegular,
 // CheckChownIDs, ExclusiveTimes, ToErrno). It holds no backend.
 //

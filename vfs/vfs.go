@@ -110,6 +110,28 @@ type FDReader interface {
 	ReadFD(h Handle, off int64, n int, fn func(fd int, off int64, n int) (int, error)) (int, bool, error)
 }
 
+// AttrReader is an optional FS extension for backends that must look at
+// a file's attributes to read it anyway (the CephFS backend: its end-of-file
+// test needs the size): ReadAtAttr is ReadAt that also returns h's
+// attributes as that read found them, so that READ needs no GetAttr of
+// its own. On error the attributes are not meaningful (READ then asks
+// GetAttr to give the error its status). The NFS layer uses it instead
+// of GetAttr and ReadAt (or ReadFD) for every READ of at least one byte
+// and checks read permission on the attributes it returns: the data of a
+// READ refused that way is read but never sent.
+type AttrReader interface {
+	ReadAtAttr(h Handle, p []byte, off int64) (n int, eof bool, a Attr, err error)
+}
+
+// AttrWriter is an optional FS extension for backends that look at a
+// file's attributes after writing it anyway (the CephFS backend, for the
+// set-user-ID rule): WriteAtAttr is WriteAt that also returns h's
+// attributes after the write, which WRITE reports instead of asking
+// GetAttr again. On error the attributes are not meaningful.
+type AttrWriter interface {
+	WriteAtAttr(c Cred, h Handle, p []byte, off int64, sync bool) (n int, after Attr, err error)
+}
+
 // LinkSupporter is an optional FS extension: a backend without hard
 // links reports false and FSINFO then leaves FSF3_LINK out. For backends
 // without the method, FSINFO probes: it asks for a hard link of the

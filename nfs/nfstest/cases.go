@@ -642,24 +642,33 @@ func testReaddir(e *Env) {
 	if !names["."] || !names[".."] || !names["file00"] || !names["file09"] {
 		e.T.Fatalf("names %v", names)
 	}
-	// The reply fits count: the encoded READDIR3resok is at most count.
+	// The reply fits count as knfsd counts it: the entries with the list
+	// end and eof are at most count (the directory attributes and the
+	// verifier before them are not counted).
 	for _, count := range []uint32{200, 256, 333, 512} {
 		res, err := e.C.Readdir(e.Ctx, d, 0, [8]byte{}, count)
 		e.OK(err, fmt.Sprintf("READDIR count %d", count))
-		if n := len(res.Append(nil)) - 4; n > int(count) || len(res.Entries) == 0 {
-			e.T.Fatalf("READDIR count %d: resok is %d bytes, %d entries", count, n, len(res.Entries))
+		if n := dirListSize(len(res.Append(nil)), res.DirAttr); n > int(count) || len(res.Entries) == 0 {
+			e.T.Fatalf("READDIR count %d: entries and list end are %d bytes, %d entries", count, n, len(res.Entries))
 		}
 		// One more entry would not have fitted.
 		if !res.EOF {
 			more, _ := e.C.Readdir(e.Ctx, d, res.Entries[len(res.Entries)-1].Cookie, res.Verf, count)
 			next := more.Entries[0]
-			if n := len(res.Append(nil)) - 4 + wire.EntrySize(next.Name); n <= int(count) {
+			if n := dirListSize(len(res.Append(nil)), res.DirAttr) + wire.EntrySize(next.Name); n <= int(count) {
 				e.T.Fatalf("READDIR count %d: stopped early (%d would fit)", count, n)
 			}
 		}
 	}
-	_, err = e.C.Readdir(e.Ctx, d, 0, [8]byte{}, 100)
-	e.Status(err, wire.ErrTooSmall, "READDIR count 100")
+	// "." takes 28 bytes: a count of 35 leaves it 27 after the list end
+	// and eof, one of 36 exactly its 28.
+	_, err = e.C.Readdir(e.Ctx, d, 0, [8]byte{}, 35)
+	e.Status(err, wire.ErrTooSmall, "READDIR count 35")
+	one, err := e.C.Readdir(e.Ctx, d, 0, [8]byte{}, 36)
+	e.OK(err, "READDIR count 36")
+	if len(one.Entries) != 1 || one.Entries[0].Name != "." {
+		e.T.Fatalf("READDIR count 36: %d entries, want only \".\"", len(one.Entries))
+	}
 	// The cookie verifier is the backend's, never zero; resuming with it
 	// or with zero works, with another one is NFS3ERR_BAD_COOKIE; a
 	// cookie past the end is an empty eof list.
@@ -769,12 +778,13 @@ func testReaddirplus(e *Env) {
 			e.T.Fatalf("entry %q attributes %+v", x.Name, x.Attr.Attr)
 		}
 	}
-	// maxcount bounds the whole resok.
+	// maxcount bounds the entries with the list end and eof, as READDIR's
+	// count does.
 	for _, max := range []uint32{400, 600, 1000} {
 		r, err := e.C.Readdirplus(e.Ctx, d, 0, [8]byte{}, 8192, max)
 		e.OK(err, fmt.Sprintf("READDIRPLUS maxcount %d", max))
-		if n := len(r.Append(nil)) - 4; n > int(max) || len(r.Entries) == 0 {
-			e.T.Fatalf("maxcount %d: resok %d bytes, %d entries", max, n, len(r.Entries))
+		if n := dirListSize(len(r.Append(nil)), r.DirAttr); n > int(max) || len(r.Entries) == 0 {
+			e.T.Fatalf("maxcount %d: entries and list end %d bytes, %d entries", max, n, len(r.Entries))
 		}
 	}
 	// dircount is ignored, as knfsd ignores it: maxcount alone sizes the

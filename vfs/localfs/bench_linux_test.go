@@ -1,6 +1,8 @@
 package localfs_test
 
 import (
+	"os"
+	"strconv"
 	"testing"
 
 	"github.com/gonfsrdma/gonfsrdma/vfs"
@@ -46,4 +48,28 @@ func BenchmarkOSLookupAsCaller(b *testing.B) {
 		_, _, err := f.Lookup(user, f.Root(), "f")
 		return err
 	})
+}
+
+// CREATE then REMOVE of a new name by a caller other than the server, in
+// a world-writable directory (the metadata programs' pattern): with
+// CREATE's fast path (servercreate_linux.go) neither call hops to an
+// identity thread.
+func BenchmarkOSCreateRemoveAsCaller(b *testing.B) {
+	root := b.TempDir()
+	if err := os.Chmod(root, 0o777); err != nil {
+		b.Fatal(err)
+	}
+	f := newOS(b, root, localfs.Options{HandleKey: []byte("0123456789abcdef-bench")})
+	user := vfs.Cred{UID: 1000, GID: 1000, GIDs: []uint32{5, 6}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		name := "f" + strconv.Itoa(i)
+		if _, _, err := f.Create(user, f.Root(), name, 0o644, true, false, [8]byte{}); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Remove(user, f.Root(), name); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -16,6 +17,9 @@ import (
 // release, and must never close them. Eviction (LRU overflow, invalidation,
 // Close) unlinks the entry at once and closes its descriptors when the last
 // reference is released, so an in-flight pread never sees a recycled fd.
+// The sweep (sweep, below) takes a reference of its own on each idle entry
+// it examines, so it never closes or fstats a descriptor another goroutine
+// may be closing, and it evicts only entries nobody else references.
 
 // fdEntry is one cached file object of the OS backend.
 type fdEntry struct {
@@ -27,12 +31,15 @@ type fdEntry struct {
 	elem *list.Element   // position in the LRU; nil for the pinned root
 
 	mu  sync.Mutex // guards rfd and wfd while opening them lazily
-	rfd int        // O_RDONLY descriptor of a regular file, -1 until needed
+	rfd int        // O_RDONLY descriptor of a regular file or directory, -1 until needed
 	wfd int        // O_RDWR descriptor of a regular file, -1 until needed
 
 	// verified is the rename epoch (moveWatch) at which the object was
 	// last found inside the export; 0: never.
 	verified atomic.Uint64
+	// aclFreeCtime is the ctime (ns) of a directory at which it was found
+	// to have no access ACL; 0: not known (modeperm_linux.go).
+	aclFreeCtime atomic.Int64
 
 	refs    int  // under fdCache.mu
 	evicted bool // under fdCache.mu
@@ -49,10 +56,111 @@ type fdCache struct {
 
 	// Counters for the metrics, added under mu, read without it.
 	hits, misses, evictions atomic.Uint64
+
+	// The sweep: sweepMu serializes sweeps and guards sweepBuf (the
+	// entries one sweep examines, kept between sweeps so a sweep does not
+	// allocate); sweeps counts the sweeps done. sweepStop and sweepDone
+	// are the goroutine's stop request and exit (nil: never started).
+	sweepMu              sync.Mutex
+	sweepBuf             []*fdEntry
+	sweeps               atomic.Uint64
+	sweepStop, sweepDone chan struct{}
 }
+
+// DefaultSweepInterval is how often, unless Options.SweepInterval says
+// otherwise, the open-file cache looks for cached objects that another
+// process unlinked (see sweep).
+const DefaultSweepInterval = 2 * time.Second
 
 func newFDCache(max int) *fdCache {
 	return &fdCache{max: max, m: make(map[string]*fdEntry), byIno: make(map[uint64]*fdEntry)}
+}
+
+// startSweep runs sweep every interval until stopSweep.
+func (c *fdCache) startSweep(every time.Duration) {
+	c.sweepStop, c.sweepDone = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(c.sweepDone)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-c.sweepStop:
+				return
+			case <-t.C:
+				c.sweep()
+			}
+		}
+	}()
+}
+
+// stopSweep stops the sweep goroutine and waits until it has returned (a
+// sweep in progress finishes first). Called once.
+func (c *fdCache) stopSweep() {
+	if c.sweepStop != nil {
+		close(c.sweepStop)
+		<-c.sweepDone
+	}
+}
+
+// sweep evicts the idle entries (no references) whose object has no link
+// left (fstat of the O_PATH descriptor shows nlink 0): a file or directory
+// another process removed, which the cache would otherwise keep open, and
+// its blocks allocated, until a client touched its handle again or the
+// LRU pushed it out. It returns how many it evicted (counted in
+// Evictions). Entries in use are left to the call that holds them (its
+// own fstat reports the object stale) and to the next sweep.
+//
+// Under mu it only takes a reference on each idle LRU entry (the pinned
+// root is not in the LRU); the fstat calls run without the lock, the
+// sweep's reference keeping each descriptor open; then, under mu again,
+// an entry whose object is gone and which nobody else took meanwhile is
+// unlinked, and entries whose last reference was the sweep's are closed
+// after the lock is dropped, as release does. It does not allocate once
+// sweepBuf has grown to the cache's size.
+func (c *fdCache) sweep() int {
+	c.sweepMu.Lock()
+	defer c.sweepMu.Unlock()
+	buf := c.sweepBuf[:0]
+	c.mu.Lock()
+	for el := c.lru.Front(); el != nil; el = el.Next() {
+		if e := el.Value.(*fdEntry); e.refs == 0 {
+			e.refs++
+			buf = append(buf, e)
+		}
+	}
+	c.mu.Unlock()
+	// Move the entries whose object is gone to the front, buf[:dead].
+	dead := 0
+	for i, e := range buf {
+		var st unix.Stat_t
+		if unix.Fstat(e.fd, &st) == nil && st.Nlink == 0 {
+			buf[dead], buf[i] = buf[i], buf[dead]
+			dead++
+		}
+	}
+	evicted, closing := 0, 0
+	c.mu.Lock()
+	for i, e := range buf {
+		e.refs--
+		if i < dead && e.refs == 0 && !e.evicted {
+			c.evictions.Add(1)
+			c.unlinkLocked(e)
+			evicted++
+		}
+		if e.evicted && e.refs == 0 {
+			buf[closing] = e // closing <= i: that slot was handled
+			closing++
+		}
+	}
+	c.mu.Unlock()
+	for _, e := range buf[:closing] {
+		c.closeEntry(e)
+	}
+	clear(buf)
+	c.sweepBuf = buf[:0]
+	c.sweeps.Add(1)
+	return evicted
 }
 
 // get returns the entry for handle h with a reference held, or nil.
@@ -109,6 +217,25 @@ func (c *fdCache) put(e *fdEntry, pinned bool) *fdEntry {
 		c.closeEntry(v)
 	}
 	return e
+}
+
+// known returns the handle of the cached entry whose kernel handle is fh
+// (found through inode ino), moved to the front of the LRU, so that an
+// object opened again by name (a LOOKUP of a cached file) needs neither a
+// new entry nor its handle's MAC; ok false: none is cached. Equal kernel
+// handles on the one filesystem name the same inode (generation
+// included), so the answer is the one put would give.
+func (c *fdCache) known(ino uint64, fh unix.FileHandle) (key string, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.byIno[ino]
+	if e == nil || e.evicted || e.fh.Type() != fh.Type() || string(e.fh.Bytes()) != string(fh.Bytes()) {
+		return "", false
+	}
+	if e.elem != nil {
+		c.lru.MoveToFront(e.elem)
+	}
+	return e.key, true
 }
 
 // unlinkLocked removes e from the cache and returns it when its

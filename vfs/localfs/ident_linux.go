@@ -98,7 +98,8 @@ type identJob struct {
 var identPool struct {
 	once sync.Once
 	jobs chan *identJob
-	free sync.Pool // of *identJob
+	free sync.Pool     // of *identJob
+	hops atomic.Uint64 // calls handed to an identity thread, for tests
 }
 
 func startIdentPool() {
@@ -181,6 +182,7 @@ func asCaller(c *vfs.Cred, fn func() error) error {
 	identPool.once.Do(startIdentPool)
 	j := identPool.free.Get().(*identJob)
 	j.c, j.fn = c, fn
+	identPool.hops.Add(1)
 	identPool.jobs <- j
 	err := <-j.done
 	j.c, j.fn = nil, nil

@@ -40,6 +40,13 @@ type Options struct {
 	// MaxOpenFiles bounds the open-file cache (entries, each holding one
 	// to three descriptors). Zero means 1024.
 	MaxOpenFiles int
+	// SweepInterval is how often the open-file cache looks for cached
+	// objects whose last link another process removed and closes their
+	// descriptors, so their blocks are freed without waiting for a client
+	// to touch their handles (one fstat per idle cached entry; see
+	// BenchmarkSweep1024 for the cost). Zero means DefaultSweepInterval
+	// (2 s); negative is refused by New.
+	SweepInterval time.Duration
 	// HandleKey, when at least 16 bytes, is the secret that authenticates
 	// handles; handles stay valid across restarts only if it does not
 	// change. When empty, the key is read from the export root's
@@ -94,8 +101,17 @@ type FS struct {
 	cache      *fdCache
 	moves      moveWatch
 	closed     atomic.Bool
-	bufs       sync.Pool // *[]byte of getdentsBufSize
-	dirs       osDirs    // ReadDir cookie scheme and listings (readdir_linux.go)
+	// modePerm says dirGrants may grant directory permissions from mode
+	// bits on this FS (modeperm_linux.go); grpid that the mount gives new
+	// files their directory's group (ext4's and XFS's grpid option).
+	modePerm bool
+	grpid    bool
+	// serverCreate says createAsServer may make files as the server
+	// (servercreate_linux.go); turned off for good when the filesystem
+	// makes no O_TMPFILE files.
+	serverCreate atomic.Bool
+	bufs         sync.Pool // *[]byte of getdentsBufSize
+	dirs         osDirs    // ReadDir cookie scheme and listings (readdir_linux.go)
 }
 
 // New exports the existing directory root. It fails when root is not a
@@ -111,6 +127,13 @@ func New(root string, opts Options) (*FS, error) {
 	max := opts.MaxOpenFiles
 	if max <= 0 {
 		max = 1024
+	}
+	sweepEvery := opts.SweepInterval
+	if sweepEvery < 0 {
+		return nil, fmt.Errorf("vfs: Options.SweepInterval %v is negative", sweepEvery)
+	}
+	if sweepEvery == 0 {
+		sweepEvery = DefaultSweepInterval
 	}
 	abs, err := filepath.Abs(root)
 	if err != nil {
@@ -139,6 +162,8 @@ func New(root string, opts Options) (*FS, error) {
 		return fail(&os.PathError{Op: "name_to_handle_at", Path: abs, Err: err})
 	}
 	f.rootMount = mnt
+	f.initModePerm()
+	f.initServerCreate()
 	f.domain = append([]byte(nil), opts.HandleDomain...)
 	if len(opts.HandleKey) > 0 {
 		if len(opts.HandleKey) < 16 {
@@ -166,6 +191,7 @@ func New(root string, opts Options) (*FS, error) {
 		ok, err := f.within(fd, true)
 		return ok || err != nil
 	}, f.log)
+	f.cache.startSweep(sweepEvery)
 	return f, nil
 }
 
@@ -388,9 +414,26 @@ func fdName(fd int, buf []byte) (int, error) {
 
 func procFD(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
 
+// childEpoch is the rename epoch at which an object opened now by name in
+// directory de is known to be inside the export, for its cache entry's
+// verified (0: not known, within decides on its first hit). before is
+// the epoch read before the open. A child of the root is inside unless a
+// rename moved it out after the open, which moves the epoch past before;
+// a child of another directory is inside while that directory is, so it
+// takes the directory's epoch (no later than before): a rename that moved
+// the directory out after it was verified, or the child after the open,
+// makes the later hits check.
+func (f *FS) childEpoch(de *fdEntry, before uint64) uint64 {
+	if de.ino == f.rootIno {
+		return before
+	}
+	return min(de.verified.Load(), before)
+}
+
 // adopt turns fd, just opened on an object inside the export, into a
-// handle and attributes, caching it. fd is consumed.
-func (f *FS) adopt(fd int, op, name string) (vfs.Handle, vfs.Attr, error) {
+// handle and attributes, caching it with verified set to inside (see
+// childEpoch). fd is consumed.
+func (f *FS) adopt(fd int, op, name string, inside uint64) (vfs.Handle, vfs.Attr, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
@@ -406,12 +449,19 @@ func (f *FS) adopt(fd int, op, name string) (vfs.Handle, vfs.Attr, error) {
 		unix.Close(fd)
 		return nil, vfs.Attr{}, vfs.PathErr(op, name, unix.EXDEV)
 	}
+	if key, ok := f.cache.known(st.Ino, fh); ok {
+		// Cached already (put would keep that entry and close fd).
+		unix.Close(fd)
+		return vfs.Handle(key), statAttr(&st), nil
+	}
 	h, err := f.encode(fh)
 	if err != nil {
 		unix.Close(fd)
 		return nil, vfs.Attr{}, err
 	}
-	e := f.cache.put(&fdEntry{key: string(h), fh: fh, fd: fd, ino: st.Ino, typ: modeType(st.Mode)}, false)
+	ne := &fdEntry{key: string(h), fh: fh, fd: fd, ino: st.Ino, typ: modeType(st.Mode)}
+	ne.verified.Store(inside)
+	e := f.cache.put(ne, false)
 	f.cache.release(e)
 	return h, statAttr(&st), nil
 }
@@ -638,11 +688,18 @@ func (f *FS) Lookup(c vfs.Cred, dir vfs.Handle, name string) (vfs.Handle, vfs.At
 		}
 	}
 	fd := -1
-	err = asCaller(&c, func() error {
+	before := f.moves.epoch.Load()
+	openIt := func() error {
 		var err error
 		fd, err = unix.Openat(de.fd, open, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		return err
-	})
+	}
+	// Opening with O_PATH needs only search permission on the directory.
+	if !f.dirGrants(&c, de, vfs.MayExec, false) {
+		err = asCaller(&c, openIt)
+	} else if err = openIt(); refusedAsServer(err) {
+		err = asCaller(&c, openIt)
+	}
 	if err != nil {
 		return nil, vfs.Attr{}, &os.PathError{Op: "lookup", Path: name, Err: err}
 	}
@@ -668,7 +725,11 @@ func (f *FS) Lookup(c vfs.Cred, dir vfs.Handle, name string) (vfs.Handle, vfs.At
 			return nil, vfs.Attr{}, vfs.ErrStale
 		}
 	}
-	return f.adopt(fd, "lookup", name)
+	inside := uint64(0) // ".." passed within itself, but may lie above a moved directory
+	if name != ".." {
+		inside = f.childEpoch(de, before)
+	}
+	return f.adopt(fd, "lookup", name, inside)
 }
 
 // ReadLink returns a symbolic link's target; EINVAL for other objects.
@@ -890,13 +951,18 @@ func (f *FS) dirEntry(dir vfs.Handle, op, name string) (*fdEntry, error) {
 // Create makes a regular file as c; see FS.Create. The kernel makes it
 // c's (group: the directory's when that is set-group-ID), so no other
 // identity ever owns it; the exact mode is then set as c when the umask
-// took bits away (the kernel drops set-group-ID for a non-member).
+// took bits away (the kernel drops set-group-ID for a non-member). Where
+// the outcome for c is certain, the server makes the same file itself,
+// named only once it is c's (createAsServer, servercreate_linux.go).
 func (f *FS) Create(c vfs.Cred, dir vfs.Handle, name string, mode uint32, guarded, exclusive bool, verf [8]byte) (vfs.Handle, vfs.Attr, error) {
 	de, err := f.dirEntry(dir, "create", name)
 	if err != nil {
 		return nil, vfs.Attr{}, err
 	}
 	defer f.cache.release(de)
+	if h, a, err, done := f.createAsServer(&c, de, name, mode, guarded, exclusive, verf); done {
+		return h, a, err
+	}
 	var h vfs.Handle
 	var a vfs.Attr
 	err = asCaller(&c, func() error {
@@ -909,28 +975,10 @@ func (f *FS) Create(c vfs.Cred, dir vfs.Handle, name string, mode uint32, guarde
 
 // createAs is Create's work in directory de, run as the caller.
 func (f *FS) createAs(de *fdEntry, name string, mode uint32, guarded, exclusive bool, verf [8]byte) (vfs.Handle, vfs.Attr, error) {
+	before := f.moves.epoch.Load()
 	fd, err := unix.Openat(de.fd, name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode&0o7777)
 	if err == unix.EEXIST && (exclusive || !guarded) {
-		efd, err := unix.Openat(de.fd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return nil, vfs.Attr{}, &os.PathError{Op: "create", Path: name, Err: err}
-		}
-		var st unix.Stat_t
-		if err := unix.Fstat(efd, &st); err != nil {
-			unix.Close(efd)
-			return nil, vfs.Attr{}, &os.PathError{Op: "create", Path: name, Err: err}
-		}
-		if exclusive {
-			va, vm := vfs.ExclusiveTimes(verf)
-			if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Atim.Sec != va || st.Mtim.Sec != vm || st.Size != 0 {
-				unix.Close(efd)
-				return nil, vfs.Attr{}, vfs.ErrExclusiveMismatch
-			}
-		} else if st.Mode&unix.S_IFMT != unix.S_IFREG {
-			unix.Close(efd)
-			return nil, vfs.Attr{}, vfs.PathErr("create", name, unix.EEXIST)
-		}
-		return f.adopt(efd, "create", name)
+		return f.existing(de, name, exclusive, verf, before)
 	}
 	if err != nil {
 		return nil, vfs.Attr{}, &os.PathError{Op: "create", Path: name, Err: err}
@@ -947,7 +995,34 @@ func (f *FS) createAs(de *fdEntry, name string, mode uint32, guarded, exclusive 
 			return nil, vfs.Attr{}, &os.PathError{Op: "utimes", Path: name, Err: err}
 		}
 	}
-	return f.adopt(fd, "create", name)
+	return f.adopt(fd, "create", name, f.childEpoch(de, before))
+}
+
+// existing answers a CREATE of name in de that found the name taken,
+// UNCHECKED or EXCLUSIVE: a regular file is the answer (for EXCLUSIVE,
+// only the one this verifier made: empty, with the verifier's times);
+// before is the rename epoch read before the create.
+func (f *FS) existing(de *fdEntry, name string, exclusive bool, verf [8]byte, before uint64) (vfs.Handle, vfs.Attr, error) {
+	efd, err := unix.Openat(de.fd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, vfs.Attr{}, &os.PathError{Op: "create", Path: name, Err: err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(efd, &st); err != nil {
+		unix.Close(efd)
+		return nil, vfs.Attr{}, &os.PathError{Op: "create", Path: name, Err: err}
+	}
+	if exclusive {
+		va, vm := vfs.ExclusiveTimes(verf)
+		if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Atim.Sec != va || st.Mtim.Sec != vm || st.Size != 0 {
+			unix.Close(efd)
+			return nil, vfs.Attr{}, vfs.ErrExclusiveMismatch
+		}
+	} else if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(efd)
+		return nil, vfs.Attr{}, vfs.PathErr("create", name, unix.EEXIST)
+	}
+	return f.adopt(efd, "create", name, f.childEpoch(de, before))
 }
 
 // exactMode gives the object just created as fd the permission bits
@@ -1001,6 +1076,7 @@ func (f *FS) made(de *fdEntry, op, name string, t vfs.FileType, mode uint32) (in
 // then opens the result as c (made) and adopts it as the server.
 func (f *FS) makeAs(c *vfs.Cred, de *fdEntry, op, name string, t vfs.FileType, mode uint32, mk func() error) (vfs.Handle, vfs.Attr, error) {
 	fd := -1
+	before := f.moves.epoch.Load()
 	err := asCaller(c, func() error {
 		if err := mk(); err != nil {
 			return &os.PathError{Op: op, Path: name, Err: err}
@@ -1012,7 +1088,7 @@ func (f *FS) makeAs(c *vfs.Cred, de *fdEntry, op, name string, t vfs.FileType, m
 	if err != nil {
 		return nil, vfs.Attr{}, err
 	}
-	return f.adopt(fd, op, name)
+	return f.adopt(fd, op, name, f.childEpoch(de, before))
 }
 
 // Mkdir makes a directory as c with exactly mode (plus the set-group-ID
@@ -1085,16 +1161,24 @@ func (f *FS) Remove(c vfs.Cred, dir vfs.Handle, name string) error {
 	defer f.cache.release(de)
 	var st unix.Stat_t
 	var ok bool
-	err = asCaller(&c, func() error {
+	var unlinkErr error
+	unlink := func() error {
 		st, ok = victim(de, name)
 		if ok && st.Mode&unix.S_IFMT == unix.S_IFDIR {
 			return vfs.PathErr("remove", name, unix.EISDIR)
 		}
-		if err := unix.Unlinkat(de.fd, name, 0); err != nil {
-			return &os.PathError{Op: "remove", Path: name, Err: err}
+		if unlinkErr = unix.Unlinkat(de.fd, name, 0); unlinkErr != nil {
+			return &os.PathError{Op: "remove", Path: name, Err: unlinkErr}
 		}
 		return nil
-	})
+	}
+	// Unlinking from a directory that is not sticky needs only write and
+	// search permission on it.
+	if !f.dirGrants(&c, de, vfs.MayWrite|vfs.MayExec, true) {
+		err = asCaller(&c, unlink)
+	} else if err = unlink(); err != nil && refusedAsServer(unlinkErr) {
+		err = asCaller(&c, unlink)
+	}
 	if err != nil {
 		return err
 	}
@@ -1113,13 +1197,19 @@ func (f *FS) Rmdir(c vfs.Cred, dir vfs.Handle, name string) error {
 	defer f.cache.release(de)
 	var st unix.Stat_t
 	var ok bool
-	err = asCaller(&c, func() error {
+	var unlinkErr error
+	rmdir := func() error {
 		st, ok = victim(de, name)
-		if err := unix.Unlinkat(de.fd, name, unix.AT_REMOVEDIR); err != nil {
-			return &os.PathError{Op: "rmdir", Path: name, Err: err}
+		if unlinkErr = unix.Unlinkat(de.fd, name, unix.AT_REMOVEDIR); unlinkErr != nil {
+			return &os.PathError{Op: "rmdir", Path: name, Err: unlinkErr}
 		}
 		return nil
-	})
+	}
+	if !f.dirGrants(&c, de, vfs.MayWrite|vfs.MayExec, true) {
+		err = asCaller(&c, rmdir)
+	} else if err = rmdir(); err != nil && refusedAsServer(unlinkErr) {
+		err = asCaller(&c, rmdir)
+	}
 	if err != nil {
 		return err
 	}
@@ -1225,6 +1315,7 @@ func (f *FS) Close() error {
 	if f.closed.Swap(true) {
 		return nil
 	}
+	f.cache.stopSweep() // before closeAll: no sweep reference outlives Close
 	f.cache.closeAll()
 	f.moves.close()
 	return nil

@@ -100,9 +100,12 @@ type dirSnap struct {
 	key          string
 	ctime, mtime unix.Timespec // of the directory when the read began
 	started      time.Time     // wall clock when the read began
-	dot, dotdot  uint64        // inode numbers of "." and ".."
-	ents         []snapEntry   // by cookie, then name
-	size         int
+	// quiet: the directory's ctime was settleTime older than started, so
+	// a change made after the snapshot moves ctime (see readDirNames)
+	quiet       bool
+	dot, dotdot uint64      // inode numbers of "." and ".."
+	ents        []snapEntry // by cookie, then name
+	size        int
 }
 
 type snapEntry struct {
@@ -322,7 +325,10 @@ func (f *FS) readDirNames(de *fdEntry, cookie uint64, max int) ([]vfs.DirEntry, 
 		}
 		f.dirs.put(s)
 	}
-	changed := s.changedSince(&st)
+	// A change made in the timestamp tick of the snapshot's ctime does
+	// not show in the directory's ctime: unless the snapshot began
+	// settleTime after that tick, every entry is checked as if it had.
+	changed := s.changedSince(&st) || !s.quiet
 	var out []vfs.DirEntry
 	if cookie < cookieDot {
 		out = append(out, vfs.DirEntry{Name: ".", FileID: s.dot, Cookie: cookieDot})
@@ -370,7 +376,7 @@ func (s *dirSnap) changedSince(st *unix.Stat_t) bool {
 // are st: the change times match, and they are old enough that no change
 // can have shared their timestamp after the snapshot began.
 func (s *dirSnap) settled(st *unix.Stat_t) bool {
-	return !s.changedSince(st) && s.started.Sub(time.Unix(st.Ctim.Unix())) >= settleTime
+	return !s.changedSince(st) && s.quiet
 }
 
 // snapshot reads the whole directory de into a dirSnap in cookie order.
@@ -386,6 +392,7 @@ func (f *FS) snapshot(de *fdEntry) (*dirSnap, error) {
 		return nil, err
 	}
 	s.ctime, s.mtime = st.Ctim, st.Mtim
+	s.quiet = s.started.Sub(time.Unix(st.Ctim.Unix())) >= settleTime
 	if st.Size > 0 && st.Size < 1<<20 {
 		s.ents = make([]snapEntry, 0, st.Size/32)
 	}

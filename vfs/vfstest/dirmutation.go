@@ -25,7 +25,13 @@ import (
 //   - Rename: renames listed and unlisted entries to new names;
 //   - ResumeOld: after a whole listing and the removal of half the
 //     entries, resumes from a cookie of the middle of the first listing
-//     and gets exactly the survivors that came after it.
+//     and gets exactly the survivors that came after it;
+//   - Churn: all of the changes above at once, in one listing over one
+//     filled directory (so that large sizes pay for one fill): it renames
+//     one entry of each page and removes the rest of it (rm -rf in
+//     batches), removes and renames entries not listed yet and adds new
+//     ones, then checks that the directory is empty once everything left
+//     is removed.
 //
 // Every pattern also checks that no name is listed twice and that the
 // listing ends. newFS returns a fresh FS per subtest; the suite closes it.
@@ -78,6 +84,7 @@ var mutationPatterns = []struct {
 	{"Add", mutAdd},
 	{"Rename", mutRename},
 	{"ResumeOld", mutResumeOld},
+	{"Churn", mutChurn},
 }
 
 // mutationName is the i-th test name: lengths from 8 to about 200 bytes,
@@ -371,4 +378,93 @@ func mutResumeOld(m *mutator) {
 			m.Errorf("resumed listing returned %q, which came before the resume point or was removed", name)
 		}
 	}
+}
+
+// mutChurn is every change of the other patterns in one listing. Between
+// pages it renames the first original entry of the page just listed and
+// removes every other entry of it, then removes up to three and renames
+// one original entry not listed yet, and creates three new entries. An
+// original entry neither removed nor renamed before it was listed must be
+// listed exactly once, one removed or renamed before that never; a new
+// or renamed-to name at most once; nothing else at all.
+func mutChurn(m *mutator) {
+	const perPage = 3
+	listed := map[string]bool{}
+	gone := map[string]bool{}  // originals removed or renamed before they were listed
+	extra := map[string]bool{} // names added or renamed to
+	unseen := append([]string(nil), m.names...)
+	next, renames := len(m.names), 0
+	rename := func(old string) {
+		to := fmt.Sprintf("renamed-%06d-%s", renames, strings.Repeat("r", (renames*53)%150))
+		renames++
+		m.ok(m.fs.Rename(owner, m.dir, old, m.dir, to), "rename "+old)
+		extra[to] = true
+	}
+	count := m.listing(pageSize(len(m.names)), func(seen []string) {
+		renamedOne := false
+		for _, name := range seen {
+			listed[name] = true
+			if !renamedOne && !extra[name] {
+				renamedOne = true
+				rename(name)
+				continue
+			}
+			m.ok(m.fs.Remove(owner, m.dir, name), "remove "+name)
+		}
+		kept := unseen[:0]
+		for _, name := range unseen {
+			if !listed[name] {
+				kept = append(kept, name)
+			}
+		}
+		unseen = kept
+		for k := range min(perPage+1, len(unseen)/4) {
+			i := m.rng.IntN(len(unseen))
+			name := unseen[i]
+			if k == 0 {
+				rename(name)
+			} else {
+				m.ok(m.fs.Remove(owner, m.dir, name), "remove "+name)
+			}
+			gone[name] = true
+			unseen[i] = unseen[len(unseen)-1]
+			unseen = unseen[:len(unseen)-1]
+		}
+		for range perPage {
+			name := mutationName(next) + "-added"
+			next++
+			m.create(m.dir, name, 0o644)
+			extra[name] = true
+		}
+	})
+	m.dots(count)
+	survivors := map[string]bool{}
+	for _, name := range m.names {
+		if gone[name] {
+			if count[name] != 0 {
+				m.Errorf("%q listed though removed or renamed before it was reached", name)
+			}
+		} else {
+			survivors[name] = true
+		}
+	}
+	m.exactlyOnce(count, survivors, "original")
+	orig := set(m.names)
+	for name := range count {
+		if name != "." && name != ".." && !extra[name] && !orig[name] {
+			m.Errorf("listed %q, which never existed", name)
+		}
+	}
+	// What is left: the last page (the callback runs between pages), the
+	// renamed entries and the new ones the listing did not reach.
+	left := m.listing(1000, nil)
+	for name := range left {
+		if name != "." && name != ".." {
+			m.ok(m.fs.Remove(owner, m.dir, name), "remove "+name)
+		}
+	}
+	if after := m.listing(1000, nil); len(after) != 2 {
+		m.Errorf("directory not empty after removing every entry left: %d names", len(after)-2)
+	}
+	m.ok(m.fs.Rmdir(owner, m.root, "d"), "rmdir of the emptied directory")
 }
