@@ -22,6 +22,20 @@ import (
 	"github.com/gonfsrdma/gonfsrdma/vfs/cephfs"
 )
 
+// cephConf is the test cluster's config file (CEPH_CONF, set by make
+// test-ceph); without it the test skips, or fails when CI=true.
+func cephConf(t *testing.T) string {
+	t.Helper()
+	conf := os.Getenv("CEPH_CONF")
+	if conf == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CEPH_CONF is not set: run the Ceph tests with `make test-ceph` (CI=true: not skipping)")
+		}
+		t.Skip("no Ceph cluster: run `make test-ceph`")
+	}
+	return conf
+}
+
 // startCephDaemon is startDaemon with both exports on CephFS
 // (backend=cephfs, fresh directories of the test cluster's file system;
 // CEPH_CONF, set by `make test-ceph`), exported as /ceph (rw) and
@@ -31,13 +45,7 @@ func startCephDaemon(t *testing.T, fabric *softfabric.Fabric, rdmaAddr string) (
 	if os.Geteuid() != 0 {
 		t.Fatal("the conformance suite needs root")
 	}
-	conf := os.Getenv("CEPH_CONF")
-	if conf == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CEPH_CONF is not set: run the Ceph tests with `make test-ceph` (CI=true: not skipping)")
-		}
-		t.Skip("no Ceph cluster: run `make test-ceph`")
-	}
+	conf := cephConf(t)
 	top, err := cephfs.New(cephfs.Options{ConfigFile: conf})
 	if err != nil {
 		t.Fatal(err)

@@ -46,7 +46,10 @@ const cephMountTimeout = 30 * time.Second
 // the session its previous run left, whose capabilities would otherwise
 // block the other servers' access to the files it had open until the MDS's
 // session timeout.
-func openCephFS(o exports.CephOptions, fsid uint32, stateDir string, log *zap.Logger) (vfs.FS, error) {
+//
+// graceUntil, when in the future, is this start's NLM grace end, recorded
+// for the other heads before that session ends (cephgrace.go).
+func openCephFS(o exports.CephOptions, fsid uint32, stateDir string, graceUntil time.Time, log *zap.Logger) (vfs.FS, error) {
 	id, err := headID(stateDir)
 	if err != nil {
 		return nil, err
@@ -65,6 +68,7 @@ func openCephFS(o exports.CephOptions, fsid uint32, stateDir string, log *zap.Lo
 		HandleKey: key, HandleDomain: nfs.HandleDomain(fsid), Logger: log,
 		SessionUUID:  fmt.Sprintf("gonfsrdma-%s-%d", id, fsid),
 		MountTimeout: cephMountTimeout,
+		HeadID:       id, GraceUntil: graceUntil,
 	})
 	if err != nil {
 		return nil, err

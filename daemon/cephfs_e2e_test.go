@@ -43,19 +43,23 @@ const headEnv = "GONFSRDMA_TEST_CEPH_HEAD"
 
 func TestMain(m *testing.M) {
 	if f := os.Getenv(headEnv); f != "" {
-		os.Exit(runHead(f, os.Getenv(headEnv+"_STATE")))
+		grace, err := time.ParseDuration(os.Getenv(headEnv + "_GRACE"))
+		if err != nil {
+			grace = time.Second
+		}
+		os.Exit(runHead(f, os.Getenv(headEnv+"_STATE"), grace))
 	}
 	os.Exit(m.Run())
 }
 
-func runHead(exportsFile, stateDir string) int {
+func runHead(exportsFile, stateDir string, grace time.Duration) int {
 	log, _ := zap.NewDevelopment()
 	d, err := daemon.Start(context.Background(), log, daemon.Config{
 		ExportsFile: exportsFile, NFSAddr: "127.0.0.1:0", MountAddr: "127.0.0.1:0", NoPortmap: true,
 		StateDir: stateDir, NLMAddr: "127.0.0.1:0", NSMAddr: "127.0.0.1:0",
 		// No client statd runs: SM_NOTIFY after a restart gives up soon,
-		// and the restart's grace period is short.
-		Grace: time.Second, NotifyFor: time.Second, ClientPortmapPort: 1,
+		// and the restart's grace period is short (headEnv_GRACE, 1 s).
+		Grace: grace, NotifyFor: time.Second, ClientPortmapPort: 1,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "head:", err)
@@ -86,8 +90,15 @@ type head struct {
 
 func startHead(t *testing.T, exportsFile, stateDir string) *head {
 	t.Helper()
+	return startHeadGrace(t, exportsFile, stateDir, time.Second)
+}
+
+// startHeadGrace starts a head whose grace period after a start with
+// locks to reclaim is grace.
+func startHeadGrace(t *testing.T, exportsFile, stateDir string, grace time.Duration) *head {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), headEnv+"="+exportsFile, headEnv+"_STATE="+stateDir)
+	cmd.Env = append(os.Environ(), headEnv+"="+exportsFile, headEnv+"_STATE="+stateDir, headEnv+"_GRACE="+grace.String())
 	cmd.Stderr = &prefixWriter{t: t}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -321,4 +332,68 @@ func TestCephHeadsLocks(t *testing.T) {
 		t.Fatalf("UNLOCK through A: %v %v", res.Stat, err)
 	}
 	wantLock(t, nlmB, lockArgs("client-b", 1, fh, false, false, 5, 10), nlm.Granted, "LOCK [5, 15) through B after A's unlock")
+}
+
+// After a head restarts with clients to reclaim, the other heads refuse
+// new locks (DENIED_GRACE_PERIOD) until its grace period ends, so none
+// grants a lock a reclaim still needs; the reclaim through the restarted
+// head succeeds, and after the grace a conflicting lock through the other
+// head is DENIED (the reclaimed lock holds) and a free range GRANTED.
+func TestCephHeadsSharedGrace(t *testing.T) {
+	const grace = 6 * time.Second
+	exportsFile := cephExport(t)
+	stateA := t.TempDir()
+	a := startHeadGrace(t, exportsFile, stateA, grace)
+	b := startHead(t, exportsFile, t.TempDir())
+	ctx := testCtx(t)
+	ca := nfsAs(dialFrom(t, a.nfs, "127.0.0.1", false), 0, 0)
+	rootA, _ := mnt(t, dialFrom(t, a.mountA, "127.0.0.1", false), "/ceph")
+	cr, err := ca.Create(ctx, rootA, "graced", unchecked(0o666))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh := cr.FH.FH
+	nlmA := dialFrom(t, a.nlm, "127.0.0.1", false)
+	nlmA.SetCred(authSys(0, 0))
+	wantLock(t, nlmA, lockArgs("client-a", 1, fh, true, false, 0, 10), nlm.Granted, "LOCK [0, 10) through A (client-a monitored)")
+	nlmB := dialFrom(t, b.nlm, "127.0.0.1", false)
+	nlmB.SetCred(authSys(0, 0))
+	wantLock(t, nlmB, lockArgs("client-b", 1, fh, true, false, 40, 10), nlm.Granted, "LOCK [40, 50) through B before A's crash")
+
+	a.kill()
+	restart := time.Now()
+	a = startHeadGrace(t, exportsFile, stateA, grace)
+	ready := time.Since(restart)
+	wantLock(t, nlmB, lockArgs("client-b", 2, fh, true, false, 0, 10), nlm.DeniedGracePeriod, "LOCK [0, 10) through B during A's grace")
+	wantLock(t, nlmB, lockArgs("client-b", 2, fh, true, false, 20, 10), nlm.DeniedGracePeriod, "LOCK [20, 30) through B during A's grace")
+	if tr, err := nlm.CallTest(ctx, nlmB, nlm.Vers4, &nlm.TestArgs{Lock: nlm.Lock{CallerName: "client-b", FH: fh, OH: []byte("client-b"), SVID: 2, Offset: 0, Length: 1}}); err != nil || tr.Stat != nlm.DeniedGracePeriod {
+		t.Fatalf("TEST through B during A's grace: %v %v, want DENIED_GRACE_PERIOD", tr.Stat, err)
+	}
+	nlmA = dialFrom(t, a.nlm, "127.0.0.1", false)
+	nlmA.SetCred(authSys(0, 0))
+	wantLock(t, nlmA, lockArgs("client-a", 1, fh, true, true, 0, 10), nlm.Granted, "reclaim of [0, 10) through restarted A")
+
+	// After A's grace: B grants again, with the reclaimed lock in force.
+	var got nlm.Stat
+	for {
+		res, err := nlm.CallLock(ctx, nlmB, nlm.Vers4, nlm.ProcLock, lockArgs("client-b", 2, fh, true, false, 20, 10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got = res.Stat; got != nlm.DeniedGracePeriod {
+			break
+		}
+		if time.Since(restart) > ready+grace+30*time.Second {
+			t.Fatalf("LOCK through B still DENIED_GRACE_PERIOD %v after A's restart (grace %v)", time.Since(restart), grace)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if got != nlm.Granted {
+		t.Fatalf("LOCK [20, 30) through B after A's grace: %v, want GRANTED", got)
+	}
+	if since := time.Since(restart); since < grace {
+		t.Fatalf("B granted %v after A's restart, within A's grace of %v", since, grace)
+	}
+	wantLock(t, nlmB, lockArgs("client-b", 2, fh, true, false, 5, 10), nlm.Denied, "LOCK [5, 15) through B over A's reclaimed lock")
+	t.Logf("A ready %v after its restart; B refused new locks until %v after it (grace %v)", ready.Round(time.Millisecond), time.Since(restart).Round(time.Millisecond), grace)
 }

@@ -4,8 +4,10 @@
 # same throwaway CephFS (scripts/ceph-cluster.sh), the same client
 # (gonfsrdma bench over TCP) and workload, one server at a time, in the
 # cluster's private network namespace and a private mount namespace (own
-# /run for rpcbind and Ganesha). Repetitions alternate the servers; the
-# summary prints each phase's median and the ratio to gonfsrdma.
+# /run for rpcbind and Ganesha). Repetitions alternate the servers (and
+# which goes first); the summary is bench-peers' table (scripts/bench-peers
+# -ceph): each phase's median, server CPU, the ratio to gonfsrdma. `make
+# bench-peers` runs this script after its own servers for its CephFS table.
 #
 # Environment: BENCH_SIZE (256MiB), BENCH_BLOCK (1MiB), BENCH_QD (4),
 # BENCH_RAND_QD (16), BENCH_RAND_TIME (5s), BENCH_FILES (1000),
@@ -64,8 +66,12 @@ if [ "${1:-}" = --inner ]; then
 	kill "$pid"
 	wait "$pid" 2>/dev/null || true
 
+	order=(gonfsrdma ganesha)
 	for rep in $(seq 1 "$REPS"); do
-		for srv in gonfsrdma ganesha; do
+		# Alternate which server goes first, so neither always meets the
+		# cluster right after the other's deletes.
+		for i in 0 1; do
+			srv=${order[$(((i + rep - 1) % 2))]}
 			dir=/bench-$srv-$rep
 			case $srv in
 			gonfsrdma)
@@ -143,19 +149,5 @@ start=$(date +%s)
 echo
 echo "== bench-ceph: $(nproc) cores, $(. /etc/os-release && echo "$PRETTY_NAME"), $(ganesha.nfsd -v 2>/dev/null | head -1), gonfsrdma $(cd "$ROOT" && git rev-parse --short HEAD)"
 echo "== one-node CephFS (memstore OSD), NFSv3 over loopback TCP, size $SIZE block $BLOCK qd $QD, rand qd $RAND_QD, $FILES files, medians of $REPS"
-python3 - "$OUT" "$REPS" <<'PY'
-import json, statistics, sys
-out, reps = sys.argv[1], int(sys.argv[2])
-runs = {s: [json.load(open(f"{out}/{s}.{r}.json")) for r in range(1, reps + 1)] for s in ("gonfsrdma", "ganesha")}
-names = [p["name"] for p in runs["gonfsrdma"][0]["phases"]]
-def med(s, name, key):
-    v = [p[key] for run in runs[s] for p in run["phases"] if p["name"] == name and key in p]
-    return statistics.median(v) if v else None
-print(f"{'phase':<14} {'unit':<6} {'gonfsrdma':>11} {'ganesha':>11} {'ganesha/gonfsrdma':>18}")
-for n in names:
-    key, unit = ("mib_per_s", "MiB/s") if med("gonfsrdma", n, "mib_per_s") else ("ops_per_s", "ops/s")
-    g, h = med("gonfsrdma", n, key), med("ganesha", n, key)
-    ratio = f"{h / g:.2f}" if g and h else "-"
-    print(f"{n:<14} {unit:<6} {g or 0:>11.1f} {h or 0:>11.1f} {ratio:>18}")
-PY
+(cd "$ROOT" && $GO run ./scripts/bench-peers -ceph "$OUT")
 echo "== results (JSON per run, logs): $OUT; took $(($(date +%s) - start)) s"

@@ -65,6 +65,22 @@
 // (libcephfs copies from its object cache); WRITE is ceph_ll_write,
 // followed by ceph_ll_fsync when stable; COMMIT is ceph_ll_sync_inode.
 //
+// # Calls per NFS procedure
+//
+// The FS counts its libcephfs calls by kind (Calls). READ and WRITE go
+// through vfs.AttrReader and vfs.AttrWriter: the getattr the read needs
+// for its end-of-file flag, and the one the write needs for the
+// set-user-ID rule, give the reply its attributes, so the NFS layer asks
+// for none of its own. Per call, with the file cached (conformance
+// TestCephCallsPerProcedure holds each to it): READ 1 getattr + 1 read;
+// WRITE 2 getattrs (before, for permission and wcc; after) + 1 write;
+// GETATTR 1 getattr; CREATE 2 getattrs (the directory before and after;
+// the new file's attributes are the create's) + 1 create, whose open file
+// later WRITEs use; REMOVE 2 getattrs + 1
+// lookup (which cached inode goes) + 1 unlink + the close of the removed
+// file's open file. A getattr libcephfs answers from the capabilities it
+// holds asks the MDS nothing; CREATE and REMOVE are one MDS request each.
+//
 // # Identity
 //
 // Methods that take a Cred pass it to libcephfs as a UserPerm (uid, gid,
@@ -107,6 +123,25 @@
 // head's capabilities and locks are released when it restarts instead of
 // after the MDS's session timeout, during which other heads' writers to
 // the files it had open wait.
+//
+// # Grace shared by the heads
+//
+// With Options.HeadID, New opens the file system's grace records (one
+// RADOS object in its first data pool, namespace GraceNamespace, an omap
+// key per head; grace.go): a start with Options.GraceUntil in the future
+// records that end before the reclaim above releases the previous run's
+// locks, any other start removes the head's key. FS.GraceEnd is the latest
+// end of all heads, which the daemon's lock manager treats as its own
+// grace; PublishGrace moves a head's end. Not in CephFS itself: the MDS
+// would hold a setxattr or create until the dead session's capabilities
+// time out.
+//
+// # Client debug logs
+//
+// Pacific's client debug subsystems default to "0/5": nothing in the log
+// file, but every ll_* call formatted into the in-memory crash ring. New
+// sets those left at their defaults to "0/0" (clientLogDefaults); a level
+// set in ceph.conf or the environment stays.
 //
 // # ReadDir cookies
 //

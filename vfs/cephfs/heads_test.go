@@ -8,6 +8,7 @@ import (
 	"math"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/gonfsrdma/gonfsrdma/vfs"
 )
@@ -162,5 +163,50 @@ func TestHeadsLocksConflict(t *testing.T) {
 	}
 	if _, err := a.OpenLocks(a.Root()); !errors.Is(err, vfs.ErrNotSupported) {
 		t.Errorf("OpenLocks of a directory: %v", err)
+	}
+}
+
+// A head that starts in grace records it where every head over the file
+// system reads it (GraceEnd), and its next start without grace removes
+// the record.
+func TestHeadsShareGraceRecords(t *testing.T) {
+	conf := cephConf(t)
+	dir := exportDir(t, conf)
+	idA, idB := "test-a-"+t.Name(), "test-b-"+t.Name()
+	until := time.Now().Add(time.Hour).Truncate(time.Microsecond)
+	a, err := New(Options{ConfigFile: conf, Root: dir, HeadID: idA, GraceUntil: until})
+	if err != nil {
+		t.Fatalf("head A: %v", err)
+	}
+	b, err := New(Options{ConfigFile: conf, Root: dir, HeadID: idB})
+	if err != nil {
+		a.Close()
+		t.Fatalf("head B: %v", err)
+	}
+	defer b.Close()
+	// Never leave a future record behind: the daemon's tests share the
+	// cluster and would all be in grace.
+	defer b.grace.clear(idA) // before b.Close (deferred above)
+	if end, err := b.GraceEnd(); err != nil || !end.Equal(until) {
+		t.Fatalf("B's GraceEnd = %v, %v; want A's %v", end, err, until)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	a, err = New(Options{ConfigFile: conf, Root: dir, HeadID: idA})
+	if err != nil {
+		t.Fatalf("head A again: %v", err)
+	}
+	defer a.Close()
+	if end, err := b.GraceEnd(); err != nil || end.After(time.Now()) {
+		t.Fatalf("B's GraceEnd after A's start without grace = %v, %v; want none in the future", end, err)
+	}
+	// PublishGrace moves a head's end (the daemon's exact one).
+	later := time.Now().Add(time.Minute).Truncate(time.Microsecond)
+	if err := a.PublishGrace(idA, later); err != nil {
+		t.Fatal(err)
+	}
+	if end, err := b.GraceEnd(); err != nil || !end.Equal(later) {
+		t.Fatalf("B's GraceEnd after PublishGrace = %v, %v; want %v", end, err, later)
 	}
 }

@@ -45,6 +45,16 @@ type Options struct {
 	// its capabilities, and so block other heads' access to the files it
 	// had open, until the MDS's session timeout). Empty: no reclaim.
 	SessionUUID string
+	// HeadID names this server among the heads over the file system: its
+	// key in the shared grace records (grace.go; needs the monitors'
+	// `fs dump` and writing the first data pool, as a CephFS client's
+	// usual capabilities allow). A GraceUntil in the future (this start
+	// has NLM locks to reclaim, which the previous run's CephFS locks
+	// stood for) is recorded before New ends that run's session, so that
+	// every head refuses new locks until then (FS.GraceEnd); a zero or
+	// past GraceUntil removes the head's record. Empty: no records.
+	HeadID     string
+	GraceUntil time.Time
 	// MaxOpenFiles bounds the inodes (with their open files) kept between
 	// calls (default 1024).
 	MaxOpenFiles int

@@ -11,6 +11,8 @@ import (
 
 // A cluster that does not answer fails New within MountTimeout (plus
 // libcephfs's own slack), instead of libcephfs's default five minutes.
+// The bound is far from both (60 s: a machine at load 20 stretches the
+// slack, and only the five minutes would mean the timeout was ignored).
 func TestMountTimeout(t *testing.T) {
 	conf := filepath.Join(t.TempDir(), "ceph.conf")
 	// Port 9 of loopback: nothing listens there.
@@ -24,7 +26,7 @@ func TestMountTimeout(t *testing.T) {
 		f.Close()
 		t.Fatal("New succeeded without a cluster")
 	}
-	if took > 15*time.Second {
+	if took > 60*time.Second {
 		t.Errorf("New failed after %v with MountTimeout 2s: %v", took, err)
 	}
 	t.Logf("New failed after %v: %v", took.Round(time.Millisecond), err)
