@@ -669,9 +669,12 @@ func testNLMTestMsg(e *Env) error {
 		if err != nil {
 			return fmt.Errorf("TEST_RES: %w", err)
 		}
+		// The whole argument is shown when it is not an nlm4_testres: a
+		// holder cut short (a sender that reserves too little for its
+		// two uint64s) is then visible in the report.
 		var res nlm.TestRes
 		if err := res.Decode(xdr.NewReader(ev.Args), nlm.Vers4); err != nil {
-			return err
+			return fmt.Errorf("TEST_RES argument (%d bytes: %x) is not an nlm4_testres: %w", len(ev.Args), ev.Args, err)
 		}
 		if res.Stat != nlm.Denied || res.Holder.Offset != 7 || res.Holder.Length != 3 || !res.Holder.Exclusive {
 			return fmt.Errorf("TEST_RES %v holder %+v, want DENIED by [7, 10) exclusive", res.Stat, res.Holder)
@@ -882,39 +885,87 @@ func testNLMUDP(e *Env) error {
 // testNLMDRC retransmits a LOCK (same XID, same arguments) after the
 // lock changed hands: the duplicate request cache answers it, the LOCK
 // does not run again.
+// testNLMDRC: LOCK, UNLOCK and CANCEL change lock state, so a
+// retransmission (same XID) after the state moved on must get the first
+// answer from the duplicate request cache instead of running again: a
+// re-run LOCK would take a lock another owner now holds, a re-run UNLOCK
+// would drop the owner's new lock, a re-run CANCEL would cancel the
+// owner's new blocked request.
 func testNLMDRC(e *Env) error {
 	return lockTest(func(s *lockSession) error {
+		// raw calls one procedure with a fixed XID; send (re)transmits it.
+		raw := func(proc uint32, args []byte) func() (nlm.Stat, error) {
+			xid := s.rpc.NextXID() + 1000
+			h := oncrpc.CallHeader{XID: xid, Prog: nlm.Prog, Vers: nlm.Vers4, Proc: proc, Cred: e.Cred}
+			msg := append(oncrpc.AppendCallHeader(nil, &h), args...)
+			return func() (nlm.Stat, error) {
+				reply, err := s.rpc.RoundTrip(e.Ctx, xid, msg)
+				if err != nil {
+					return 0, err
+				}
+				body, err := oncrpc.ParseReply(reply)
+				if err != nil {
+					return 0, err
+				}
+				var res nlm.Res
+				return res.Stat, res.Decode(xdr.NewReader(body))
+			}
+		}
+		sent := func(send func() (nlm.Stat, error), want nlm.Stat, what string) func() error {
+			return func() error { st, err := send(); return wantNLM(st, err, want, what) }
+		}
+
+		// LOCK: a's lock, released, taken by b; a's LOCK again.
 		a := s.lockArgs(s.a, true, 0, 10)
-		xid := s.rpc.NextXID() + 1000
-		h := oncrpc.CallHeader{XID: xid, Prog: nlm.Prog, Vers: nlm.Vers4, Proc: nlm.ProcLock, Cred: e.Cred}
-		msg := append(oncrpc.AppendCallHeader(nil, &h), a.Append(nil, nlm.Vers4)...)
-		send := func() (nlm.Stat, error) {
-			reply, err := s.rpc.RoundTrip(e.Ctx, xid, msg)
-			if err != nil {
-				return 0, err
-			}
-			body, err := oncrpc.ParseReply(reply)
-			if err != nil {
-				return 0, err
-			}
-			var res nlm.Res
-			return res.Stat, res.Decode(xdr.NewReader(body))
+		lock := raw(nlm.ProcLock, a.Append(nil, nlm.Vers4))
+		// UNLOCK: a unlocks [20, 30), locks it again; the UNLOCK again.
+		u := nlm.UnlockArgs{Cookie: s.cookie(), Lock: s.nlmLock(s.a, s.fh, 20, 10)}
+		unlock := raw(nlm.ProcUnlock, u.Append(nil, nlm.Vers4))
+		// CANCEL: c's blocked request behind a's [40, 50) cancelled, made
+		// again; the CANCEL again; a unlocks: c's request must be granted.
+		c := nlm.CancelArgs{Cookie: s.cookie(), Block: true, Exclusive: true, Lock: s.nlmLock(s.c, s.fh, 40, 10)}
+		cancel := raw(nlm.ProcCancel, c.Append(nil, nlm.Vers4))
+		blockC := func(what string) func() error {
+			return func() error { st, err := s.blockLock(s.c, true, 40, 10); return wantNLM(st, err, nlm.Blocked, what) }
 		}
-		st, err := send()
-		if err := wantNLM(st, err, nlm.Granted, "LOCK"); err != nil {
-			return err
-		}
-		if err := steps(
+		return steps(
+			sent(lock, nlm.Granted, "LOCK"),
 			s.expectUnlock(s.a, 0, 10, "UNLOCK"),
 			s.expectLock(s.b, true, 0, 10, nlm.Granted, "b's LOCK"),
-		); err != nil {
-			return err
-		}
-		st, err = send()
-		if err := wantNLM(st, err, nlm.Granted, "the retransmitted LOCK (a cached GRANTED)"); err != nil {
-			return err
-		}
-		return s.expectTest(s.c, true, 0, 10, nlm.Denied, &nlm.Holder{Exclusive: true, SVID: s.b.svid, Offset: 0, Length: 10}, "TEST: b holds the lock, the retransmission did not run")()
+			sent(lock, nlm.Granted, "the retransmitted LOCK (a cached GRANTED)"),
+			s.expectTest(s.c, true, 0, 10, nlm.Denied, &nlm.Holder{Exclusive: true, SVID: s.b.svid, Offset: 0, Length: 10}, "TEST: b holds the lock, the retransmitted LOCK did not run"),
+
+			s.expectLock(s.a, true, 20, 10, nlm.Granted, "a's LOCK [20, 30)"),
+			sent(unlock, nlm.Granted, "a's UNLOCK [20, 30)"),
+			s.expectLock(s.a, true, 20, 10, nlm.Granted, "a's LOCK [20, 30) again"),
+			sent(unlock, nlm.Granted, "the retransmitted UNLOCK (a cached GRANTED)"),
+			s.expectTest(s.c, true, 20, 10, nlm.Denied, &nlm.Holder{Exclusive: true, SVID: s.a.svid, Offset: 20, Length: 10}, "TEST: a's new lock is there, the retransmitted UNLOCK did not run"),
+
+			s.expectLock(s.a, true, 40, 10, nlm.Granted, "a's LOCK [40, 50)"),
+			blockC("c's blocking LOCK [40, 50)"),
+			sent(cancel, nlm.Granted, "CANCEL of c's request"),
+			blockC("c's blocking LOCK [40, 50) again"),
+			sent(cancel, nlm.Granted, "the retransmitted CANCEL (a cached GRANTED)"),
+			s.expectUnlock(s.a, 40, 10, "a's UNLOCK [40, 50)"),
+			func() error {
+				// c's second request is still queued: a's unlock grants it
+				// (the server holds it for c while its GRANTED goes out).
+				deadline := time.Now().Add(5 * time.Second)
+				for {
+					res, err := s.test(s.b, true, 40, 10)
+					if err != nil {
+						return err
+					}
+					if res.Stat == nlm.Denied && res.Holder.Offset == 40 && res.Holder.Length == 10 && res.Holder.Exclusive {
+						return nil
+					}
+					if time.Now().After(deadline) {
+						return fmt.Errorf("c's request not granted 5 s after a's UNLOCK (TEST: %v): the retransmitted CANCEL ran again", res.Stat)
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+			},
+		)
 	})(e)
 }
 
@@ -1000,9 +1051,9 @@ func nlmTests() []Test {
 		t("NLM22", "NLMCancelNothing", "nlm lock block", "NLM3", "CANCEL with nothing queued is NLM4_GRANTED, as knfsd ("+x+")", testNLMCancelNothing),
 		t("NLM23", "NLMBlockFree", "nlm lock block", "NLM3", "a blocking LOCK of a free range is GRANTED at once ("+x+")", testNLMBlockFree),
 		t("NLM24", "NLMBlockedGranted", "nlm lock block callback", "NLM3", "a blocked LOCK is BLOCKED, then granted by GRANTED_MSG when the holder unlocks ("+x+")", testNLMBlockedGranted),
-		t("NLM25", "NLMBlockedOrder", "nlm lock block callback", "NLM24", "blocked requests are granted in arrival order ("+x+")", testNLMBlockedOrder),
-		t("NLM26", "NLMGrantedRefused", "nlm lock block callback", "NLM24", "GRANTED_RES other than GRANTED gives the lock back ("+x+")", testNLMGrantedRefused),
-		t("NLM27", "NLMGrantedRetry", "nlm lock block callback", "NLM24", "an unanswered GRANTED_MSG is sent again ("+x+")", testNLMGrantedRetry),
+		t("NLM25", "NLMBlockedOrder", "nlm lock block callback", "NLM21", "blocked requests are granted in arrival order ("+x+")", testNLMBlockedOrder),
+		t("NLM26", "NLMGrantedRefused", "nlm lock block callback", "NLM21", "GRANTED_RES other than GRANTED gives the lock back ("+x+")", testNLMGrantedRefused),
+		t("NLM27", "NLMGrantedRetry", "nlm lock block callback", "NLM21", "an unanswered GRANTED_MSG is sent again ("+x+")", testNLMGrantedRetry),
 		t("NLM28", "NLMRepoll", "nlm lock block", "NLM3", "a re-sent blocking LOCK is BLOCKED while held and GRANTED once free ("+x+")", testNLMRepoll),
 		t("NLM29", "NLMLockMsg", "nlm lock msg callback", "NLM3", "LOCK_MSG and UNLOCK_MSG answer through LOCK_RES and UNLOCK_RES with the cookie ("+x+")", testNLMLockMsg),
 		t("NLM30", "NLMTestMsg", "nlm lock msg callback", "NLM3", "TEST_MSG answers through TEST_RES with the holder; CANCEL_MSG through CANCEL_RES ("+x+")", testNLMTestMsg),
@@ -1016,7 +1067,7 @@ func nlmTests() []Test {
 		t("NLM38", "NLMV3Handle", "nlm", "NLM1", "version 3 takes 32-byte handles only and casts version 4 statuses, as knfsd (XNFS 3W 10.14)", testNLMV3Handle),
 		t("NLM39", "NLMProcUnavail", "nlm", "NLM1", "unknown procedures are PROC_UNAVAIL, version 2 PROG_MISMATCH 1-4 (RFC 5531 9, "+x+")", testNLMProcUnavail),
 		t("NLM40", "NLMUDP", "nlm lock", "NLM3", "locks over UDP and TCP are one table ("+x+")", testNLMUDP),
-		t("NLM41", "NLMDRC", "nlm lock", "NLM3", "a retransmitted LOCK is answered from the duplicate request cache, not run again (RFC 5531 9, "+x+")", testNLMDRC),
+		t("NLM41", "NLMDRC", "nlm lock block", "NLM21", "a retransmitted LOCK, UNLOCK or CANCEL is answered from the duplicate request cache, not run again (RFC 5531 9, "+x+")", testNLMDRC),
 		t("NLM42", "NLMDeadlock", "nlm lock block", "NLM21", "a blocking LOCK that would close a cycle of waiting owners is NLM4_DEADLCK ("+x+")", testNLMDeadlock),
 		t("NLM43", "NLMPermission", "nlm lock perm", "NLM3", "an exclusive lock needs write permission, a shared one read permission, as knfsd ("+x+")", testNLMPermission),
 	}

@@ -187,6 +187,9 @@ func Start(ctx context.Context, log *zap.Logger, cfg Config) (_ *Daemon, err err
 		return nil, err
 	}
 	st := &exportState{log: log, handleKey: key, stateDir: cfg.StateDir}
+	if !cfg.NoNLM {
+		st.lockGraceEnd = predictedGrace(log, cfg)
+	}
 	set, _, err := st.build(table, nil)
 	if err != nil {
 		return nil, err
@@ -214,11 +217,16 @@ func Start(ctx context.Context, log *zap.Logger, cfg Config) (_ *Daemon, err err
 			return nil, err
 		}
 		programs = append(programs, d.nlm.Program(), d.nsm.Program())
+		st.lockGraceEnd = d.nsm.GraceEnd
+		d.publishGrace()
 	}
 	// The duplicate request cache covers every non-idempotent procedure
 	// of every program: NFS, and NLM's LOCK, UNLOCK, CANCEL, SHARE, ...
 	d.drc = oncrpc.NewDRC(8192, 16<<20, 2*time.Minute)
 	disp := oncrpc.NewDispatcher(log.Named("rpc"), d.drc, programs...)
+	// Without --metrics-listen nobody reads the call counters: no atomic
+	// add per call then.
+	disp.SetCounting(cfg.MetricsAddr != "")
 	d.disp = disp
 	d.limits = oncrpc.NewLimits(oncrpc.LimitsConfig{MaxConns: cfg.MaxConns, MaxConnsPerClient: cfg.MaxConnsPerClient, BufferBudget: cfg.BufferBudget})
 	lc := d.limits.Config()

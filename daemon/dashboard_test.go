@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -227,5 +228,43 @@ func TestDashboardNamesExportedMetrics(t *testing.T) {
 				t.Errorf("query %q names %s, which the server does not export", q, n)
 			}
 		}
+	}
+}
+
+// TestDashboardStatusNames checks that every status a dashboard query
+// matches on (status=~"A|B", status!~"...") is one the server's calls
+// can be counted under: a name in one of its programs' status tables or
+// one of the dispatcher's outcomes.
+func TestDashboardStatusNames(t *testing.T) {
+	raw, err := os.ReadFile(dashboardFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := startMetricsDaemon(t)
+	known := map[string]bool{"SUCCESS": true, "GARBAGE_ARGS": true, "SYSTEM_ERR": true, "AUTH_ERROR": true, "OTHER": true}
+	for _, p := range m.d.disp.Programs() {
+		for _, name := range p.Statuses {
+			known[name] = true
+		}
+	}
+	for _, name := range []string{"NFS3_OK", "MNT3_OK", "NLM4_GRANTED", "STAT_SUCC"} {
+		if !known[name] {
+			t.Fatalf("the server's status tables lack %s: %v", name, known)
+		}
+	}
+	matcher := regexp.MustCompile(`status\s*(?:=~|!~|!=|=)\s*"([^"]*)"`)
+	seen := 0
+	for _, q := range dashboardQueries(t, raw) {
+		for _, sm := range matcher.FindAllStringSubmatch(q, -1) {
+			for _, name := range strings.Split(sm[1], "|") {
+				seen++
+				if !known[name] {
+					t.Errorf("query %q matches status %q, which no call is counted under", q, name)
+				}
+			}
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no query of the dashboard matches on status")
 	}
 }

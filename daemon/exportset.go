@@ -41,7 +41,10 @@ type exportState struct {
 	handleKey []byte
 	stateDir  string
 	cur       atomic.Pointer[exportSet]
-	nfs       *nfs.Server // set once the NFS server exists
+	// lockGraceEnd is the NLM grace end a CephFS export opened now
+	// records for the other heads (cephgrace.go); nil without locking.
+	lockGraceEnd func() time.Time
+	nfs          *nfs.Server // set once the NFS server exists
 }
 
 // fsidOf returns the export's fsid: fsid= or a hash of the path.
@@ -163,7 +166,7 @@ func (st *exportState) open(e *exports.Export, fsid uint32) (vfs.FS, error) {
 	}
 	switch backend {
 	case exports.BackendCephFS:
-		return openCephFS(e.Rules[0].Options.Ceph, fsid, st.stateDir, st.log.With(zap.String("export", path)))
+		return openCephFS(e.Rules[0].Options.Ceph, fsid, st.stateDir, st.cephGraceUntil(), st.log.With(zap.String("export", path)))
 	case exports.BackendMem:
 		return billyfs.NewMem(billyfs.Options{Logger: st.log.With(zap.String("export", path))}), nil
 	case exports.BackendOS, "":

@@ -77,7 +77,7 @@ func (d *Daemon) startLocking(log *zap.Logger, cfg Config, st *exportState) erro
 	}
 	d.nlm = nlm.NewServer(nlm.Config{
 		Files:             lockFiles{st},
-		Monitor:           d.nsm,
+		Monitor:           sharedGrace{d.nsm, st},
 		Log:               log.Named("nlm"),
 		ClientPortmapPort: cfg.ClientPortmapPort,
 		GrantRetry:        cfg.NLMGrantRetry,

@@ -23,6 +23,8 @@ import (
 	"github.com/gonfsrdma/gonfsrdma/nfs/client"
 	"github.com/gonfsrdma/gonfsrdma/nfs/mount"
 	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
+	"github.com/gonfsrdma/gonfsrdma/nlm"
+	"github.com/gonfsrdma/gonfsrdma/nsm"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	rdmaclient "github.com/gonfsrdma/gonfsrdma/rpcrdma/client"
 	"github.com/gonfsrdma/gonfsrdma/verbs/softfabric"
@@ -487,5 +489,64 @@ func TestMetricsRDMAFailure(t *testing.T) {
 			t.Fatalf("no disconnect counted: %v", s.By("gonfsrdma_rdma_disconnects_total", ""))
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestMetricsLockStatuses checks that NLM and NSM calls are counted by
+// the status their results carry (nlm4_stats after the cookie, NSM's
+// res), over TCP: a lock granted, a conflicting one and a TEST denied, an
+// unlock granted, and one SM_STAT of each result.
+func TestMetricsLockStatuses(t *testing.T) {
+	m := startMetricsDaemon(t)
+	ctx := context.Background()
+	for deadline := time.Now().Add(10 * time.Second); m.d.nsm.InGrace(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the grace period does not end")
+		}
+	}
+	tc := m.dialTCP(t, m.d.NFSAddr().String())
+	defer tc.Close()
+	cr, err := client.New(tc).Create(ctx, m.root, "locked", wire.CreateHow{Mode: wire.Unchecked})
+	if err != nil || !cr.FH.Set {
+		t.Fatal(err)
+	}
+	fh := cr.FH.FH
+	lc := m.dialTCP(t, fmt.Sprintf("127.0.0.1:%d", m.d.NLMPort()))
+	defer lc.Close()
+	lock := func(owner string) *nlm.LockArgs {
+		return &nlm.LockArgs{Cookie: []byte("cookie-" + owner), Exclusive: true, State: 1,
+			Lock: nlm.Lock{CallerName: owner, FH: fh, OH: []byte(owner), SVID: 1, Length: 10}}
+	}
+	if res, err := nlm.CallLock(ctx, lc, nlm.Vers4, nlm.ProcLock, lock("a")); err != nil || res.Stat != nlm.Granted {
+		t.Fatalf("LOCK: %v %v", res.Stat, err)
+	}
+	if res, err := nlm.CallLock(ctx, lc, nlm.Vers4, nlm.ProcLock, lock("b")); err != nil || res.Stat != nlm.Denied {
+		t.Fatalf("conflicting LOCK: %v %v", res.Stat, err)
+	}
+	b := lock("b")
+	if res, err := nlm.CallTest(ctx, lc, nlm.Vers4, &nlm.TestArgs{Cookie: b.Cookie, Exclusive: true, Lock: b.Lock}); err != nil || res.Stat != nlm.Denied {
+		t.Fatalf("TEST: %v %v", res.Stat, err)
+	}
+	a := lock("a")
+	if res, err := nlm.CallUnlock(ctx, lc, nlm.Vers4, &nlm.UnlockArgs{Cookie: a.Cookie, Lock: a.Lock}); err != nil || res.Stat != nlm.Granted {
+		t.Fatalf("UNLOCK: %v %v", res.Stat, err)
+	}
+	sc := m.dialTCP(t, fmt.Sprintf("127.0.0.1:%d", m.d.NSMPort()))
+	defer sc.Close()
+	for _, name := range []string{"client.example", ""} {
+		if _, err := nsm.Call(ctx, sc, nsm.ProcStat, (&nsm.Name{MonName: name}).Append(nil)); err != nil {
+			t.Fatalf("SM_STAT %q: %v", name, err)
+		}
+	}
+	s := m.scrape(t)
+	calls := "gonfsrdma_rpc_calls_total"
+	wantValue(t, s, 1, calls, "program", "nlockmgr", "version", "4", "procedure", "NLM_LOCK", "status", "NLM4_GRANTED")
+	wantValue(t, s, 1, calls, "program", "nlockmgr", "version", "4", "procedure", "NLM_LOCK", "status", "NLM4_DENIED")
+	wantValue(t, s, 1, calls, "program", "nlockmgr", "version", "4", "procedure", "NLM_TEST", "status", "NLM4_DENIED")
+	wantValue(t, s, 1, calls, "program", "nlockmgr", "version", "4", "procedure", "NLM_UNLOCK", "status", "NLM4_GRANTED")
+	wantValue(t, s, 1, calls, "program", "status", "version", "1", "procedure", "SM_STAT", "status", "STAT_SUCC")
+	wantValue(t, s, 1, calls, "program", "status", "version", "1", "procedure", "SM_STAT", "status", "STAT_FAIL")
+	if got := s.Value(calls, "program", "nlockmgr", "version", "4", "procedure", "NLM_LOCK", "status", "SUCCESS"); got != 0 {
+		t.Errorf("NLM_LOCK counted as SUCCESS %v times", got)
 	}
 }

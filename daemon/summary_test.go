@@ -56,6 +56,28 @@ func block(lines []string) []string {
 	return lines
 }
 
+// waitBlock waits until the block that starts with the message head (as
+// waitFor matches it) has been logged far enough for complete, and
+// returns it; after 30 s it returns the block as it stands, for the
+// caller's checks to report. The daemon logs a block one entry a line
+// (logBlock), so the head can be there before the lines under it.
+func waitBlock(t *testing.T, logs *observer.ObservedLogs, head string, complete func([]string) bool) []string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		b := block(waitFor(t, logs, head))
+		if complete(b) || time.Now().After(deadline) {
+			return b
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// atLeast is a waitBlock condition: n lines or more.
+func atLeast(n int) func([]string) bool {
+	return func(b []string) bool { return len(b) >= n }
+}
+
 // TestStartSummaryAndReloadDiff runs the daemon as serve does and checks
 // the start-up block line by line, the diff a SIGHUP reload logs, and that
 // a bad exports file is refused with its file:line:column while the
@@ -89,7 +111,8 @@ func TestStartSummaryAndReloadDiff(t *testing.T) {
 		}
 	}()
 
-	sum := block(waitFor(t, logs, "gonfsrdma v9.9.9-test serving, pid *"))
+	const summaryHead = "gonfsrdma v9.9.9-test serving, pid *"
+	waitFor(t, logs, summaryHead) // after the "listening" lines addr reads
 	addr := func(key string) string {
 		for _, e := range logs.All() {
 			if e.Message == "listening" {
@@ -117,6 +140,7 @@ func TestStartSummaryAndReloadDiff(t *testing.T) {
 		fmt.Sprintf("    %-20s 10.0.0.0/8(ro,sync,secure,root_squash,anonuid=65534,anongid=65534,fsid=1,sec=sys,transports=tcp:rdma,backend=os)", ""),
 		fmt.Sprintf("    %-20s 127.0.0.1(ro,sync,secure,root_squash,anonuid=65534,anongid=65534,fsid=2,sec=sys,transports=tcp:rdma,backend=os)", b),
 	}
+	sum := waitBlock(t, logs, summaryHead, atLeast(len(want)))
 	if len(sum) != len(want) {
 		t.Fatalf("summary has %d lines, want %d:\n%s", len(sum), len(want), strings.Join(sum, "\n"))
 	}
@@ -137,7 +161,6 @@ func TestStartSummaryAndReloadDiff(t *testing.T) {
 	// c comes.
 	write(fmt.Sprintf("%s 127.0.0.1(rw,fsid=1) 10.0.0.0/8(rw,fsid=1) 192.168.1.7(ro,fsid=1)\n%s 127.0.0.1(rw,fsid=3)\n", a, c))
 	reload <- os.Interrupt
-	diff := block(waitFor(t, logs, "exports reloaded from "+file+": 2 exports; changes:"))
 	wantDiff := []string{
 		"exports reloaded from " + file + ": 2 exports; changes:",
 		"  - " + b,
@@ -146,6 +169,7 @@ func TestStartSummaryAndReloadDiff(t *testing.T) {
 		"      + 192.168.1.7(ro,sync,secure,root_squash,anonuid=65534,anongid=65534,fsid=1,sec=sys,transports=tcp:rdma,backend=os)",
 		"  + " + c + " 127.0.0.1(rw,sync,secure,root_squash,anonuid=65534,anongid=65534,fsid=3,sec=sys,transports=tcp:rdma,backend=os)",
 	}
+	diff := waitBlock(t, logs, "exports reloaded from "+file+": 2 exports; changes:", atLeast(len(wantDiff)))
 	if strings.Join(diff, "\n") != strings.Join(wantDiff, "\n") {
 		t.Errorf("reload diff\n got:\n%s\nwant:\n%s", strings.Join(diff, "\n"), strings.Join(wantDiff, "\n"))
 	}
@@ -158,14 +182,16 @@ func TestStartSummaryAndReloadDiff(t *testing.T) {
 	// stay (c is still exported, b still not).
 	write(fmt.Sprintf("%s 127.0.0.1(rw,fsid=1)\n# a comment\n%s 127.0.0.1(rw,nosuchoption,fsid=3)\n", a, c))
 	reload <- os.Interrupt
-	refused := block(waitFor(t, logs, "reload of "+file+" refused; the previous exports stay:"))
-	found := false
-	for _, l := range refused[1:] {
-		if strings.HasPrefix(l, "  "+file+":3:") && strings.Contains(l, "nosuchoption") {
-			found = true
+	namesTheError := func(refused []string) bool {
+		for _, l := range refused[1:] {
+			if strings.HasPrefix(l, "  "+file+":3:") && strings.Contains(l, "nosuchoption") {
+				return true
+			}
 		}
+		return false
 	}
-	if !found {
+	refused := waitBlock(t, logs, "reload of "+file+" refused; the previous exports stay:", namesTheError)
+	if !namesTheError(refused) {
 		t.Errorf("the refusal does not name %s:3 and the bad option:\n%s", file, strings.Join(refused, "\n"))
 	}
 	// The table in place is still the last good one: reloading that file

@@ -147,8 +147,10 @@ func (s *Snapshot) histogramSum(name string, match ...string) (sum float64, coun
 	return sum, count
 }
 
-// successStatuses are the status label values that are not errors.
-var successStatuses = map[string]bool{"SUCCESS": true, "NFS3_OK": true, "MNT3_OK": true, "LCK_GRANTED": true}
+// successStatuses are the status label values that are not errors: the
+// dispatcher's SUCCESS and each program's OK status (NFS, MOUNT, NLM,
+// NSM). The dashboard's errors panel leaves out the same names.
+var successStatuses = map[string]bool{"SUCCESS": true, "NFS3_OK": true, "MNT3_OK": true, "NLM4_GRANTED": true, "STAT_SUCC": true}
 
 // ViewOptions shape WriteStats' output.
 type ViewOptions struct {

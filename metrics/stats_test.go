@@ -21,6 +21,9 @@ gonfsrdma_rpc_calls_total{program="nfs",version="3",procedure="GETATTR",status="
 gonfsrdma_rpc_calls_total{program="nfs",version="3",procedure="LOOKUP",status="NFS3_OK"} 20
 gonfsrdma_rpc_calls_total{program="nfs",version="3",procedure="LOOKUP",status="NFS3ERR_NOENT"} 5
 gonfsrdma_rpc_calls_total{program="mount",version="3",procedure="MNT",status="MNT3_OK"} 1
+gonfsrdma_rpc_calls_total{program="nlockmgr",version="4",procedure="NLM_LOCK",status="NLM4_GRANTED"} 3
+gonfsrdma_rpc_calls_total{program="nlockmgr",version="4",procedure="NLM_LOCK",status="NLM4_DENIED"} 1
+gonfsrdma_rpc_calls_total{program="status",version="1",procedure="SM_STAT",status="STAT_SUCC"} 2
 # TYPE gonfsrdma_rpc_call_duration_seconds histogram
 gonfsrdma_rpc_call_duration_seconds_bucket{program="nfs",version="3",procedure="GETATTR",le="1e-05"} 75
 gonfsrdma_rpc_call_duration_seconds_bucket{program="nfs",version="3",procedure="GETATTR",le="+Inf"} 75
@@ -99,6 +102,14 @@ nfs v3: 100 calls
   procedure  calls      %    /s  errors   mean
     GETATTR     75  75.0%  10.0       0  8.0µs
      LOOKUP     25  25.0%   0.0       5      -
+
+nlockmgr v4: 4 calls
+  procedure  calls       %   /s  errors  mean
+   NLM_LOCK      4  100.0%  0.0       1     -
+
+status v1: 2 calls
+  procedure  calls       %   /s  errors  mean
+    SM_STAT      2  100.0%  0.0       0     -
 
 transports:
   transport  conns   RPC in  RPC out   in/s  out/s

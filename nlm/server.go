@@ -157,7 +157,7 @@ func NewServer(cfg Config) *Server {
 	s := &Server{cfg: cfg, log: cfg.Log, hosts: map[string]*Host{}, watched: map[string]bool{}, seen: map[string]time.Time{}, grants: map[uint64]*block{}, callbacks: make(chan struct{}, maxCallbacks)}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.table = locks.New(locks.Config{MaxLocks: cfg.MaxLocks, Granted: s.granted})
-	s.prog = oncrpc.Program{Prog: Prog, Name: "nlockmgr", Versions: []oncrpc.Version{
+	s.prog = oncrpc.Program{Prog: Prog, Name: "nlockmgr", Statuses: StatusNames(), Versions: []oncrpc.Version{
 		{Vers: Vers1, Procs: s.procedures(Vers1)},
 		{Vers: Vers3, Procs: s.procedures(Vers3)},
 		{Vers: Vers4, Procs: s.procedures(Vers4)},
@@ -192,11 +192,11 @@ func (s *Server) procedures(vers uint32) []oncrpc.Procedure {
 	}
 	t := make([]oncrpc.Procedure, n)
 	t[ProcNull] = oncrpc.Procedure{Name: "NLM_NULL", Handler: null, Idempotent: true}
-	t[ProcTest] = oncrpc.Procedure{Name: "NLM_TEST", Handler: s.test, Idempotent: true}
-	t[ProcLock] = oncrpc.Procedure{Name: "NLM_LOCK", Handler: s.lockProc(true)}
-	t[ProcCancel] = oncrpc.Procedure{Name: "NLM_CANCEL", Handler: s.cancelProc}
-	t[ProcUnlock] = oncrpc.Procedure{Name: "NLM_UNLOCK", Handler: s.unlockProc}
-	t[ProcGranted] = oncrpc.Procedure{Name: "NLM_GRANTED", Handler: s.grantedProc, Idempotent: true}
+	t[ProcTest] = oncrpc.Procedure{Name: "NLM_TEST", Handler: s.test, Idempotent: true, StatusAfterCookie: true}
+	t[ProcLock] = oncrpc.Procedure{Name: "NLM_LOCK", Handler: s.lockProc(true), StatusAfterCookie: true}
+	t[ProcCancel] = oncrpc.Procedure{Name: "NLM_CANCEL", Handler: s.cancelProc, StatusAfterCookie: true}
+	t[ProcUnlock] = oncrpc.Procedure{Name: "NLM_UNLOCK", Handler: s.unlockProc, StatusAfterCookie: true}
+	t[ProcGranted] = oncrpc.Procedure{Name: "NLM_GRANTED", Handler: s.grantedProc, Idempotent: true, StatusAfterCookie: true}
 	t[ProcTestMsg] = oncrpc.Procedure{Name: "NLM_TEST_MSG", Handler: s.msg(ProcTestRes, s.test)}
 	t[ProcLockMsg] = oncrpc.Procedure{Name: "NLM_LOCK_MSG", Handler: s.msg(ProcLockRes, s.lockProc(true))}
 	t[ProcCancelMsg] = oncrpc.Procedure{Name: "NLM_CANCEL_MSG", Handler: s.msg(ProcCancelRes, s.cancelProc)}
@@ -210,9 +210,9 @@ func (s *Server) procedures(vers uint32) []oncrpc.Procedure {
 		return t
 	}
 	t[ProcNSMNotify] = oncrpc.Procedure{Name: "NLM_SM_NOTIFY", Handler: s.smNotify}
-	t[ProcShare] = oncrpc.Procedure{Name: "NLM_SHARE", Handler: s.share}
-	t[ProcUnshare] = oncrpc.Procedure{Name: "NLM_UNSHARE", Handler: s.unshare}
-	t[ProcNMLock] = oncrpc.Procedure{Name: "NLM_NM_LOCK", Handler: s.lockProc(false)}
+	t[ProcShare] = oncrpc.Procedure{Name: "NLM_SHARE", Handler: s.share, StatusAfterCookie: true}
+	t[ProcUnshare] = oncrpc.Procedure{Name: "NLM_UNSHARE", Handler: s.unshare, StatusAfterCookie: true}
+	t[ProcNMLock] = oncrpc.Procedure{Name: "NLM_NM_LOCK", Handler: s.lockProc(false), StatusAfterCookie: true}
 	t[ProcFreeAll] = oncrpc.Procedure{Name: "NLM_FREE_ALL", Handler: s.freeAll}
 	return t
 }

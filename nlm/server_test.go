@@ -224,3 +224,51 @@ func FuzzProgram(f *testing.F) {
 		}
 	})
 }
+
+// refusingFS is a backend whose files refuse byte-range locks, as a file
+// system answering fcntl with ENOLCK or EOPNOTSUPP does.
+type refusingFS struct{ vfs.FS }
+
+func (refusingFS) OpenLocks(vfs.Handle) (vfs.FileLocks, error) { return refusingLocks{}, nil }
+
+type refusingLocks struct{}
+
+func (refusingLocks) Lock(string, bool, int64, int64) (bool, error) {
+	return false, vfs.ErrLockUnsupported
+}
+func (refusingLocks) Unlock(string, int64, int64) error { return nil }
+func (refusingLocks) Test(string, bool, int64, int64) (vfs.LockHolder, bool, error) {
+	return vfs.LockHolder{}, false, vfs.ErrLockUnsupported
+}
+func (refusingLocks) Forget(string) error { return nil }
+func (refusingLocks) Close() error        { return nil }
+
+// TestBackendRefusesLocks: on a backend that cannot hold locks, LOCK and
+// TEST answer NLM4_FAILED (a clear status, not GRANTED and not a hang),
+// and the refused lock is not left in the table.
+func TestBackendRefusesLocks(t *testing.T) {
+	mon := &fakeMonitor{monitored: map[string]bool{}}
+	s := NewServer(Config{Files: fakeFiles{refusingFS{billyfs.NewMem(billyfs.Options{})}}, Monitor: mon, Log: zap.NewNop(),
+		ClientPortmapPort: 1, CallbackTimeout: 50 * time.Millisecond, GrantRetry: 50 * time.Millisecond, GrantAttempts: 2})
+	t.Cleanup(s.Close)
+	a := LockArgs{Cookie: []byte("c1"), Exclusive: true, Lock: Lock{CallerName: "h1", FH: []byte("file"), OH: []byte("o1"), SVID: 1, Length: 10}}
+	if st := lockStat(t, s, loopback, Vers4, a); st != Failed {
+		t.Fatalf("LOCK on a backend refusing locks: %v, want NLM4_FAILED", st)
+	}
+	if n := s.Table().Len(); n != 0 {
+		t.Fatalf("the refused lock left %d table entries", n)
+	}
+	ta := TestArgs{Cookie: []byte("c2"), Exclusive: true, Lock: a.Lock}
+	var res TestRes
+	if err := res.Decode(results(t, dispatch(t, s, loopback, Vers4, ProcTest, ta.Append(nil, Vers4))), Vers4); err != nil {
+		t.Fatal(err)
+	}
+	if res.Stat != Failed {
+		t.Fatalf("TEST on a backend refusing locks: %v, want NLM4_FAILED", res.Stat)
+	}
+	// Not stuck: the same LOCK is answered the same way again.
+	a.Cookie = []byte("c3")
+	if st := lockStat(t, s, loopback, Vers4, a); st != Failed {
+		t.Fatalf("second LOCK: %v, want NLM4_FAILED", st)
+	}
+}

@@ -80,6 +80,17 @@ func (s Stat) String() string {
 	return fmt.Sprintf("nlm4_stats(%d)", uint32(s))
 }
 
+// StatusNames names every nlm4_stats value as String does, for the
+// metrics (oncrpc.Program.Statuses): versions 1 and 3 count under the
+// same names, their five values being version 4's first five.
+func StatusNames() map[uint32]string {
+	m := make(map[uint32]string, len(statNames))
+	for v := range statNames {
+		m[uint32(v)] = Stat(v).String()
+	}
+	return m
+}
+
 // Error makes a Stat usable as an error by the client helpers.
 func (s Stat) Error() string { return "nlm: " + s.String() }
 

@@ -6,7 +6,8 @@
 // State: StateFile in the state directory holds the state number and the
 // recorded hosts, rewritten whole on every change as a temporary file,
 // fsync, rename and directory fsync, so a crash at any point leaves the
-// old list or the new one. Each Start raises the state by two and keeps
+// old list or the new one (Start removes a crashed write's temporary
+// file). Each Start raises the state by two and keeps
 // it odd (up). Hosts recorded before the start held locks: the grace
 // period (Config.Grace) begins, during which the lock manager grants
 // only reclaims, and each host gets SM_NOTIFY (over UDP to the status

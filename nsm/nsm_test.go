@@ -2,6 +2,7 @@ package nsm
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/netip"
 	"os"
@@ -88,6 +89,9 @@ func TestRestartNotifiesAndGrace(t *testing.T) {
 	dir := t.TempDir()
 	peer := startPeer(t)
 	cfg := Config{StateDir: dir, Grace: time.Hour, ClientPortmapPort: peer.pmPort, NotifyInterval: 10 * time.Millisecond, NotifyFor: 5 * time.Second}
+	if need, err := NeedsGrace(dir); err != nil || need {
+		t.Fatalf("NeedsGrace of an empty state directory = %v, %v; want false", need, err)
+	}
 	s1, err := Start(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -101,6 +105,9 @@ func TestRestartNotifiesAndGrace(t *testing.T) {
 	}
 	s1.Close() // a crash: the host stays recorded
 
+	if need, err := NeedsGrace(dir); err != nil || !need {
+		t.Fatalf("NeedsGrace before the second start = %v, %v; want true", need, err)
+	}
 	s2, err := Start(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -124,6 +131,9 @@ func TestRestartNotifiesAndGrace(t *testing.T) {
 	if err != nil || p.State != 3 || len(p.Hosts) != 0 {
 		t.Fatalf("file: %+v %v", p, err)
 	}
+	if need, err := NeedsGrace(dir); err != nil || need {
+		t.Fatalf("NeedsGrace after every host was notified = %v, %v; want false", need, err)
+	}
 	if m, _ := filepath.Glob(filepath.Join(dir, StateFile+".tmp*")); len(m) != 0 {
 		t.Fatalf("temporary files left: %v", m)
 	}
@@ -134,6 +144,51 @@ func TestStateNumbers(t *testing.T) {
 		if got := nextState(prev); got != want {
 			t.Errorf("nextState(%d) = %d, want %d", prev, got, want)
 		}
+	}
+}
+
+// TestCrashMidWrite: a save cut short by a crash (its temporary file
+// half written, never renamed) loses nothing: the next start reads the
+// previous file whole (the lock holder is still recorded, so grace runs
+// and the state goes up by two from the last one written) and removes the
+// leftover.
+func TestCrashMidWrite(t *testing.T) {
+	dir := t.TempDir()
+	peer := startPeer(t)
+	cfg := Config{StateDir: dir, Grace: time.Hour, ClientPortmapPort: peer.pmPort, NotifyInterval: 10 * time.Millisecond, NotifyFor: 5 * time.Second}
+	s1, err := Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := nlm.Host{Key: "client@127.0.0.1", Name: "client", Addr: netip.MustParseAddr("127.0.0.1"), Local: netip.MustParseAddr("127.0.0.1")}
+	if err := s1.Monitor(h); err != nil {
+		t.Fatal(err)
+	}
+	s1.Close()
+	whole, err := os.ReadFile(filepath.Join(dir, StateFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The crashed save: what a write of the next state had reached.
+	crashed := filepath.Join(dir, StateFile+".tmp123456")
+	if err := os.WriteFile(crashed, whole[:len(whole)/2], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := Start(cfg)
+	if err != nil {
+		t.Fatalf("start after a crashed write: %v", err)
+	}
+	defer s2.Close()
+	if s2.State() != 3 || !s2.InGrace() {
+		t.Fatalf("after a crashed write: state %d (want 3), grace %v (want true: the holder is still recorded)", s2.State(), s2.InGrace())
+	}
+	if got := peer.wait(t, 1); got[0].State != 3 {
+		t.Fatalf("SM_NOTIFY %+v, want state 3 to the recorded holder", got[0])
+	}
+	// Only the planted file: s2's own saves (after the SM_NOTIFY) may
+	// have a temporary file of their own in flight.
+	if _, err := os.Stat(crashed); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the crashed write's temporary file is still there (stat: %v)", err)
 	}
 }
 

@@ -101,12 +101,15 @@ func Start(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := removeStaleTemps(cfg.StateDir); err != nil {
+		return nil, err
+	}
 	s := &Server{cfg: cfg, log: cfg.Log, hosts: map[string]Record{}, pending: map[string]bool{}, fresh: map[string]bool{}}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.state = nextState(p.State)
 	for _, r := range p.Hosts {
 		s.hosts[r.Key] = r
-		if r.MyID == nil {
+		if heldLocks(r) {
 			s.pending[r.Key] = true
 		}
 	}
@@ -120,9 +123,30 @@ func Start(cfg Config) (*Server, error) {
 	} else {
 		s.log.Info("status monitor: no client held locks before this start; no grace period", zap.Int32("state", s.state))
 	}
-	s.prog = oncrpc.Program{Prog: Prog, Name: "status", Versions: []oncrpc.Version{{Vers: Vers1, Procs: s.procedures()}}}
+	s.prog = oncrpc.Program{Prog: Prog, Name: "status", Statuses: map[uint32]string{uint32(StatSucc): "STAT_SUCC", uint32(StatFail): "STAT_FAIL"}, Versions: []oncrpc.Version{{Vers: Vers1, Procs: s.procedures()}}}
 	s.notifyPending()
 	return s, nil
+}
+
+// heldLocks reports a host recorded for its locks (not a local MON
+// caller): one to notify after a restart, and the reason for a grace period.
+func heldLocks(r Record) bool { return r.MyID == nil }
+
+// NeedsGrace reports whether Start on stateDir will begin a grace period
+// (hosts held locks before it), changing nothing: for a caller that must
+// prepare before the state behind those locks is released (the CephFS
+// backend tells the other heads first).
+func NeedsGrace(stateDir string) (bool, error) {
+	p, err := load(stateDir)
+	if err != nil {
+		return false, err
+	}
+	for _, r := range p.Hosts {
+		if heldLocks(r) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // nextState is the state after a start: up by two, odd; 1 for the first
@@ -237,8 +261,8 @@ func (s *Server) Unmonitor(key string) {
 func (s *Server) procedures() []oncrpc.Procedure {
 	return []oncrpc.Procedure{
 		ProcNull:      {Name: "SM_NULL", Handler: func(context.Context, *oncrpc.Call, *oncrpc.Reply) error { return nil }, Idempotent: true},
-		ProcStat:      {Name: "SM_STAT", Handler: s.stat, Idempotent: true},
-		ProcMon:       {Name: "SM_MON", Handler: s.mon},
+		ProcStat:      {Name: "SM_STAT", Handler: s.stat, Idempotent: true, Status: true}, // sm_stat_res begins with res
+		ProcMon:       {Name: "SM_MON", Handler: s.mon, Status: true},
 		ProcUnmon:     {Name: "SM_UNMON", Handler: s.unmon},
 		ProcUnmonAll:  {Name: "SM_UNMON_ALL", Handler: s.unmonAll},
 		ProcSimuCrash: {Name: "SM_SIMU_CRASH", Handler: s.simuCrash},

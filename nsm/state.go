@@ -50,6 +50,22 @@ func load(dir string) (persisted, error) {
 	return p, nil
 }
 
+// removeStaleTemps deletes temporary files a save interrupted by a crash
+// left behind (the state file itself is then still the previous one,
+// whole); without this every such crash would leave one more.
+func removeStaleTemps(dir string) error {
+	stale, err := filepath.Glob(filepath.Join(dir, StateFile+".tmp*"))
+	if err != nil {
+		return fmt.Errorf("nsm: %w", err)
+	}
+	for _, f := range stale {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("nsm: removing a crashed write's %s: %w", f, err)
+		}
+	}
+	return nil
+}
+
 // save writes p so that a crash at any point leaves either the old or
 // the new file whole: a temporary file written and fsynced, renamed over
 // the old one, and the directory fsynced so the rename is durable.

@@ -5,14 +5,26 @@
 # mount namespace with only loopback. Repetitions interleave the servers;
 # the summary prints medians, ratios to gonfsrdma and server CPU cost.
 #
+# Each repetition starts with raw loopback TCP (iperf3, one stream, 3 s),
+# the baseline of the sequential rows. Besides that client, a libnfs
+# metadata program (bench-peers-meta.c, built
+# here against libnfs-dev) creates, stats and unlinks BENCH_FILES files by
+# path, one call at a time, after each bench run.
+#
 # Environment: BENCH_SIZE (256MiB), BENCH_BLOCK (1MiB), BENCH_QD (4),
 # BENCH_RAND_QD (16), BENCH_RAND_TIME (5s), BENCH_FILES (2000),
-# BENCH_REPS (3), BENCH_SERVERS ("gonfsrdma go-nfs ganesha"),
+# BENCH_REPS (3), BENCH_SERVERS ("gonfsrdma go-nfs ganesha"; also
+# "gonfsrdma-base": the gonfsrdma of git revision BENCH_BASE, built from
+# that revision's tree, so that a change is measured before and after in
+# the same interleaved run),
 # BENCH_EXPORT_FS (unset: the exports live on /tmp's filesystem; "tmpfs":
 # on a tmpfs mounted in the namespace, which takes the disk filesystem's
 # allocator and the page cache's reclaim out of the numbers),
-# BENCH_OUT (results directory; default a temp dir, printed at the end).
-# Needs root (unshare, apt-get). Nothing is installed into the repo.
+# BENCH_OUT (results directory; default a temp dir, printed at the end),
+# BENCH_CEPH (1: then the CephFS table, scripts/bench-ceph.sh with the same
+# workload into BENCH_OUT/ceph; 0: without it).
+# Needs root (unshare, apt-get); the CephFS table needs the Ceph daemons
+# (scripts/deps.sh). Nothing is installed into the repo.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,7 +38,13 @@ RAND_TIME=${BENCH_RAND_TIME:-5s}
 FILES=${BENCH_FILES:-2000}
 REPS=${BENCH_REPS:-3}
 SERVERS=${BENCH_SERVERS:-"gonfsrdma go-nfs ganesha"}
+BASE=${BENCH_BASE:-}
+if [[ " $SERVERS " == *" gonfsrdma-base "* ]] && [ -z "$BASE" ]; then
+	echo "bench-peers: gonfsrdma-base in BENCH_SERVERS needs BENCH_BASE (a git revision)" >&2
+	exit 2
+fi
 EXPORT_FS=${BENCH_EXPORT_FS:-}
+CEPH=${BENCH_CEPH:-1}
 case $EXPORT_FS in "" | tmpfs) ;; *)
 	echo "bench-peers: BENCH_EXPORT_FS must be empty or tmpfs" >&2
 	exit 2
@@ -71,10 +89,10 @@ if [ "${1:-}" = --inner ]; then
 	start_server() {
 		local name=$1 exp=$2
 		case $name in
-		gonfsrdma)
-			"$WORK/gonfsrdma" serve --default-export "$exp" --listen "127.0.0.1:$NFS_PORT" \
+		gonfsrdma | gonfsrdma-base)
+			"$WORK/$name" serve --default-export "$exp" --listen "127.0.0.1:$NFS_PORT" \
 				--mount-listen "127.0.0.1:$MOUNT_PORT" --rdma-listen "" --no-portmap \
-				--state-dir "$WORK/state" --log-level warn >>"$OUT/gonfsrdma.log" 2>&1 &
+				--state-dir "$WORK/state" --log-level warn >>"$OUT/$name.log" 2>&1 &
 			SRV_PID=$!
 			M_PORT=$MOUNT_PORT
 			;;
@@ -168,6 +186,22 @@ if [ "${1:-}" = --inner ]; then
 		column -t -s $'\t' "$tsv" >&2 || cat "$tsv" >&2
 	}
 
+	# meta_client NAME EXPORT_DIR REP: the libnfs metadata program
+	# (bench-peers-meta.c: create, stat, unlink by path, one call at a
+	# time) against the running server; OUT/NAME.REP.meta.tsv.
+	meta_client() {
+		local name=$1 exp=$2 rep=$3
+		local lq="nfsport=$NFS_PORT&mountport=$M_PORT&version=3&uid=1000&gid=1000"
+		[ "$name" = go-nfs ] && lq="$lq&auto-traverse-mounts=0"
+		[ -x "$WORK/meta" ] || return 0
+		if timeout 600 "$WORK/meta" "nfs://127.0.0.1$exp?$lq" "$FILES" "$SRV_PID" >"$OUT/$name.$rep.meta.tsv" 2>>"$OUT/meta.$name.log"; then
+			sed "s/^/  libnfs meta: /" "$OUT/$name.$rep.meta.tsv" >&2
+		else
+			log "$name rep $rep: libnfs metadata program FAILED: $(tail -1 "$OUT/meta.$name.log")"
+			rm -f "$OUT/$name.$rep.meta.tsv"
+		fi
+	}
+
 	# Warm-up, not measured: the first touch of guest memory by the page
 	# cache costs several times the CPU of later writes on a VM, which
 	# would charge whichever server runs first.
@@ -175,8 +209,22 @@ if [ "${1:-}" = --inner ]; then
 	src_size=${SIZE%B}
 	head -c "$(numfmt --from=iec "${src_size%i}")" /dev/urandom >"$WORK/client-src.bin"
 
+	iperf_ok=no
+	if command -v iperf3 >/dev/null; then
+		iperf3 -s -B 127.0.0.1 -p 5201 >>"$OUT/iperf3.log" 2>&1 &
+		pids+=($!)
+		if wait_port 5201 "$!"; then iperf_ok=yes; else log "iperf3 server did not start; no raw TCP baseline"; fi
+	fi
 	read -ra order <<<"$SERVERS"
 	for rep in $(seq 1 "$REPS"); do
+		if [ "$iperf_ok" = yes ]; then
+			if iperf3 -c 127.0.0.1 -p 5201 -t 3 -J >"$OUT/iperf3.$rep.json" 2>>"$OUT/iperf3.log"; then
+				log "rep $rep/$REPS: raw loopback TCP $(grep -A8 '"sum_received"' "$OUT/iperf3.$rep.json" | awk -F'[:,]' '/bits_per_second/ {printf "%.0f MiB/s", $2 / 8 / 1048576; exit}')"
+			else
+				log "rep $rep/$REPS: iperf3 failed: $(tail -1 "$OUT/iperf3.log" 2>/dev/null)"
+				rm -f "$OUT/iperf3.$rep.json"
+			fi
+		fi
 		# Rotate the order each repetition so no server always goes first.
 		for i in "${!order[@]}"; do
 			srv=${order[$(((i + rep - 1) % ${#order[@]}))]}
@@ -194,7 +242,8 @@ if [ "${1:-}" = --inner ]; then
 				stop_server
 				continue
 			fi
-			log "rep $rep/$REPS: $srv (pid $SRV_PID)"
+			log "rep $rep/$REPS: $srv (pid $SRV_PID), load average $(cut -d' ' -f1 /proc/loadavg)"
+			cut -d' ' -f1 /proc/loadavg >>"$OUT/loadavg"
 			if ! timeout 600 "$CLIENT" bench --port "$NFS_PORT" --mountport "$M_PORT" \
 				--size "$SIZE" --block "$BLOCK" --qd "$QD" --rand-qd "$RAND_QD" --rand-time "$RAND_TIME" \
 				--files "$FILES" --uid 1000 --gid 1000 --server-pid "$SRV_PID" \
@@ -205,6 +254,7 @@ if [ "${1:-}" = --inner ]; then
 			else
 				cat "$OUT/$srv.$rep.txt" >&2
 			fi
+			meta_client "$srv" "$exp" "$rep"
 			client_checks "$srv" "$exp" "$rep"
 			stop_server
 		done
@@ -227,6 +277,26 @@ log "building gonfsrdma"
 (cd "$ROOT" && CGO_ENABLED=1 $GO build -o bin/gonfsrdma ./cmd/gonfsrdma)
 cp "$ROOT/bin/gonfsrdma" "$WORK/gonfsrdma"
 cp "$WORK/gonfsrdma" "$WORK/client"
+if [[ " $SERVERS " == *" gonfsrdma-base "* ]]; then
+	log "building gonfsrdma-base from $BASE ($(cd "$ROOT" && git rev-parse --short "$BASE"))"
+	mkdir -p "$WORK/base-src"
+	(cd "$ROOT" && git archive "$BASE") | tar -x -C "$WORK/base-src"
+	(cd "$WORK/base-src" && CGO_ENABLED=1 $GO build -o "$WORK/gonfsrdma-base" ./cmd/gonfsrdma)
+	rm -rf "$WORK/base-src"
+fi
+
+log "building the libnfs metadata program (scripts/bench-peers-meta.c)"
+if [ ! -e /usr/include/nfsc/libnfs.h ]; then
+	flock /tmp/gonfsrdma-apt.lock sh -c 'DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libnfs-dev' >"$OUT/apt-libnfs.log" 2>&1 ||
+		log "apt-get install libnfs-dev failed: $(tail -1 "$OUT/apt-libnfs.log")"
+fi
+if ! command -v iperf3 >/dev/null; then
+	flock /tmp/gonfsrdma-apt.lock sh -c 'DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iperf3' >"$OUT/apt-iperf3.log" 2>&1 ||
+		log "apt-get install iperf3 failed: $(tail -1 "$OUT/apt-iperf3.log"); no raw TCP baseline"
+fi
+if ! gcc -O2 -Wall -o "$WORK/meta" "$ROOT/scripts/bench-peers-meta.c" -lnfs 2>"$OUT/meta-build.log"; then
+	log "libnfs metadata program not built (no libnfs-dev?): $(head -1 "$OUT/meta-build.log"); its table is left out"
+fi
 
 if [[ " $SERVERS " == *" go-nfs "* ]]; then
 	log "building go-nfs example/osnfs (temporary module in $WORK/gonfs)"
@@ -256,7 +326,18 @@ BENCH_SIZE=$SIZE BENCH_BLOCK=$BLOCK BENCH_QD=$QD BENCH_RAND_QD=$RAND_QD BENCH_RA
 
 echo
 echo "== bench-peers: $(nproc) cores, $(($(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1048576)) GiB, $(. /etc/os-release && echo "$PRETTY_NAME"), kernel $(uname -r), exports on ${EXPORT_FS:-$(df --output=fstype /tmp | tail -1)}"
-echo "== go-nfs $(cut -d' ' -f2 "$OUT/go-nfs.version" 2>/dev/null || echo '-'), $(cat "$OUT/ganesha.version" 2>/dev/null || echo 'Ganesha -'), gonfsrdma $(cd "$ROOT" && git rev-parse --short HEAD)"
+echo "== go-nfs $(cut -d' ' -f2 "$OUT/go-nfs.version" 2>/dev/null || echo '-'), $(cat "$OUT/ganesha.version" 2>/dev/null || echo 'Ganesha -'), gonfsrdma $(cd "$ROOT" && git rev-parse --short HEAD)${BASE:+, gonfsrdma-base $(cd "$ROOT" && git rev-parse --short "$BASE")}"
 [ -e "$WORK/no-ganesha.why" ] && echo "== Ganesha did not run: $(cat "$WORK/no-ganesha.why")"
-(cd "$ROOT" && $GO run ./scripts/bench-peers "$OUT" $SERVERS)
+[ -s "$OUT/loadavg" ] && echo "== 1-minute load average at the start of each run: $(sort -n "$OUT/loadavg" | head -1) to $(sort -n "$OUT/loadavg" | tail -1) (the machine's other work shares these cores)"
+rc=0
+(cd "$ROOT" && $GO run ./scripts/bench-peers "$OUT" $SERVERS) || rc=$?
+# The CephFS table: gonfsrdma (backend=cephfs) vs Ganesha FSAL_CEPH on one
+# throwaway cluster, the same client and workload.
+if [ "$CEPH" != 0 ]; then
+	echo
+	echo "== CephFS (scripts/bench-ceph.sh; BENCH_CEPH=0 leaves it out)"
+	BENCH_OUT=$OUT/ceph BENCH_SIZE=$SIZE BENCH_BLOCK=$BLOCK BENCH_QD=$QD BENCH_RAND_QD=$RAND_QD \
+		BENCH_RAND_TIME=$RAND_TIME BENCH_FILES=$FILES BENCH_REPS=$REPS GO=$GO "$ROOT/scripts/bench-ceph.sh" || rc=$?
+fi
 echo "== results (JSON per run, server logs): $OUT; took $(($(date +%s) - start)) s"
+exit $rc

@@ -9,7 +9,10 @@ set -euo pipefail
 # systemd (systemd-analyze), dpkg-dev (dpkg-shlibdeps), groff-base and
 # bash-completion: make deb and deb-check (the unit verified, the Depends
 # computed, the man page formatted, the completion script run).
-need=(libibverbs-dev librdmacm-dev libnfs-utils qemu-system-x86 iproute2 xfsprogs btrfs-progs
+# rpcbind: scripts/interop-rpcbind.sh (gonfsrdma registering with the
+# system's rpcbind), which runs it in namespaces of its own; the package's
+# own service is not started where no systemd runs (these CI machines).
+need=(libibverbs-dev librdmacm-dev libnfs-utils rpcbind qemu-system-x86 iproute2 xfsprogs btrfs-progs
 	libcephfs-dev librados-dev ceph-mon ceph-mgr ceph-osd ceph-mds uuid-runtime
 	systemd dpkg-dev groff-base bash-completion)
 missing=()

@@ -15,19 +15,31 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-nfsport=$(free_port)
-mountport=$(free_port)
 cat >"$work/exports" <<EOX
 $export_dir 127.0.0.1(rw,insecure,no_root_squash,fsid=7)
 EOX
-"$bin" serve --exports "$work/exports" --listen "127.0.0.1:$nfsport" --mount-listen "127.0.0.1:$mountport" \
-	--no-portmap --rdma-listen "" --state-dir "$work/state" --log-level warn >"$work/server.log" 2>&1 &
+# The server binds port 0 and logs the ports it got (its "listening"
+# line, written once both listeners are bound): no port is picked here and
+# bound later, which another process could take in between, and nothing
+# beyond the shell is needed to find one.
+"$bin" serve --exports "$work/exports" --listen 127.0.0.1:0 --mount-listen 127.0.0.1:0 \
+	--no-portmap --rdma-listen "" --state-dir "$work/state" --log-level info >"$work/server.log" 2>&1 &
 pid=$!
-for _ in $(seq 100); do
-	if (exec 3<>"/dev/tcp/127.0.0.1/$nfsport") 2>/dev/null && (exec 3<>"/dev/tcp/127.0.0.1/$mountport") 2>/dev/null; then break; fi
+nfsport= mountport=
+for _ in $(seq 300); do
+	if line=$(grep -m1 -F '"nfs_tcp":' "$work/server.log"); then
+		nfsport=$(sed -nE 's/.*"nfs_tcp": ?"127\.0\.0\.1:([0-9]+)".*/\1/p' <<<"$line")
+		mountport=$(sed -nE 's/.*"mount_tcp_udp": ?"127\.0\.0\.1:([0-9]+)".*/\1/p' <<<"$line")
+		break
+	fi
+	kill -0 "$pid" 2>/dev/null || break
 	sleep 0.1
 done
+if ! [[ $nfsport =~ ^[0-9]+$ && $mountport =~ ^[0-9]+$ ]]; then
+	echo "interop: the server exited or did not log its NFS and MOUNT ports within 30 s"
+	echo "--- server log"; cat "$work/server.log"
+	exit 1
+fi
 url() { echo "nfs://127.0.0.1$export_dir/$1?nfsport=$nfsport&mountport=$mountport&version=3"; }
 
 pass=0 fail=0

@@ -10,6 +10,7 @@ import (
 // Limiter lets one line through per interval.
 type Limiter struct {
 	interval time.Duration
+	now      func() time.Time // time.Now; a test's clock in tests
 
 	mu         sync.Mutex
 	last       time.Time
@@ -17,12 +18,12 @@ type Limiter struct {
 }
 
 // New returns a limiter letting one line through per interval.
-func New(interval time.Duration) *Limiter { return &Limiter{interval: interval} }
+func New(interval time.Duration) *Limiter { return &Limiter{interval: interval, now: time.Now} }
 
 // Allow reports whether a line may be written now and, if so, how many
 // events were not logged since the previous line.
 func (l *Limiter) Allow() (ok bool, suppressed int) {
-	now := time.Now()
+	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.last.IsZero() && now.Sub(l.last) < l.interval {

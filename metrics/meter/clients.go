@@ -5,24 +5,39 @@ import (
 	"net/netip"
 	"slices"
 	"sync"
-	"sync/atomic"
 )
 
-// Client is the traffic of one client address. A connection acquires it
-// once when it opens and adds to it per call with atomic adds, no lookup.
-type Client struct {
-	Addr     netip.Addr
-	Calls    atomic.Uint64
-	BytesIn  atomic.Uint64 // call bytes received
-	BytesOut atomic.Uint64 // reply bytes sent
-	refs     int           // connections holding it; under Clients.mu
+// Traffic is a count of calls and the bytes they moved.
+type Traffic struct {
+	Calls    uint64
+	BytesIn  uint64 // call bytes received
+	BytesOut uint64 // reply bytes sent
 }
 
-// Count adds one call of in bytes answered with out bytes.
-func (c *Client) Count(in, out int) {
-	c.Calls.Add(1)
-	c.BytesIn.Add(uint64(in))
-	c.BytesOut.Add(uint64(out))
+// Add adds o to t.
+func (t *Traffic) Add(o Traffic) {
+	t.Calls += o.Calls
+	t.BytesIn += o.BytesIn
+	t.BytesOut += o.BytesOut
+}
+
+// TrafficSource is one connection's traffic so far, read at scrape time
+// (the connection keeps it in counters of its own, see oncrpc's
+// connection counters). Traffic must only load; it is called with the
+// table's lock held.
+type TrafficSource interface {
+	Traffic() Traffic
+}
+
+// Client is the traffic of one client address: what its closed
+// connections moved, plus what its open ones have moved so far. A
+// connection adds nothing here per call; the table asks its source at
+// scrape time and folds the source's total in when it closes.
+type Client struct {
+	Addr    netip.Addr
+	retired Traffic         // closed connections; under Clients.mu
+	conns   []TrafficSource // open connections; under Clients.mu
+	refs    int             // connections holding it; under Clients.mu
 }
 
 // ClientSnapshot is a Client read at one time.
@@ -61,10 +76,9 @@ func NewClients(maxIdle int) *Clients {
 	return &Clients{maxIdle: maxIdle, byAddr: make(map[netip.Addr]*Client)}
 }
 
-// Acquire returns the counters of addr for a new connection. A nil table
-// returns nil; (*Client)(nil) must then not be counted on, so callers
-// check once at connection set-up.
-func (t *Clients) Acquire(addr netip.Addr) *Client {
+// Acquire returns the entry of addr for a new connection whose traffic
+// src reports. A nil table returns nil.
+func (t *Clients) Acquire(addr netip.Addr, src TrafficSource) *Client {
 	if t == nil {
 		return nil
 	}
@@ -79,18 +93,27 @@ func (t *Clients) Acquire(addr netip.Addr) *Client {
 		t.idle--
 	}
 	c.refs++
+	if src != nil {
+		c.conns = append(c.conns, src)
+	}
 	return c
 }
 
-// Release ends a connection's hold on c. When the table then remembers
-// more idle addresses than its bound, it forgets the least busy eighth
-// of them (at least one), so a close costs a scan only now and then.
-func (t *Clients) Release(c *Client) {
+// Release ends the hold on c of the connection src reports, whose
+// traffic so far is folded into c (so a source must have counted its
+// last call before it is released). When the table then remembers more
+// idle addresses than its bound, it forgets the least busy eighth of
+// them (at least one), so a close costs a scan only now and then.
+func (t *Clients) Release(c *Client, src TrafficSource) {
 	if t == nil || c == nil {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if i := slices.Index(c.conns, src); src != nil && i >= 0 {
+		c.retired.Add(src.Traffic())
+		c.conns = slices.Delete(c.conns, i, i+1)
+	}
 	c.refs--
 	if c.refs > 0 {
 		return
@@ -114,8 +137,13 @@ func (t *Clients) Release(c *Client) {
 	t.forgotten += uint64(drop)
 }
 
+// snapshot adds up c's traffic; under Clients.mu.
 func (c *Client) snapshot() ClientSnapshot {
-	return ClientSnapshot{Addr: c.Addr, Calls: c.Calls.Load(), BytesIn: c.BytesIn.Load(), BytesOut: c.BytesOut.Load()}
+	tr := c.retired
+	for _, src := range c.conns {
+		tr.Add(src.Traffic())
+	}
+	return ClientSnapshot{Addr: c.Addr, Calls: tr.Calls, BytesIn: tr.BytesIn, BytesOut: tr.BytesOut}
 }
 
 // ClientsSummary is what a scrape reads: the busiest clients and the

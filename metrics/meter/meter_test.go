@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -62,15 +63,29 @@ func TestHistogramConcurrent(t *testing.T) {
 	}
 }
 
+// conn is a connection's traffic, as a transport's counters report it.
+type conn struct{ calls, in, out atomic.Uint64 }
+
+func (c *conn) count(in, out int) {
+	c.calls.Add(1)
+	c.in.Add(uint64(in))
+	c.out.Add(uint64(out))
+}
+
+func (c *conn) Traffic() Traffic {
+	return Traffic{Calls: c.calls.Load(), BytesIn: c.in.Load(), BytesOut: c.out.Load()}
+}
+
 func addr(i int) netip.Addr { return netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)}) }
 
 func TestClientsTopAndBound(t *testing.T) {
 	tab := NewClients(100)
 	// 1,000 clients, client i moves i bytes in one call, one connection each.
 	for i := 1; i <= 1000; i++ {
-		c := tab.Acquire(addr(i))
-		c.Count(i, 0)
-		tab.Release(c)
+		src := new(conn)
+		c := tab.Acquire(addr(i), src)
+		src.count(i, 0)
+		tab.Release(c, src)
 	}
 	s := tab.Top(5)
 	if s.Known > 100 {
@@ -91,13 +106,15 @@ func TestClientsTopAndBound(t *testing.T) {
 
 func TestClientsKeepsConnected(t *testing.T) {
 	tab := NewClients(1)
-	held := tab.Acquire(addr(1)) // never released, no traffic
+	heldConn := new(conn)
+	held := tab.Acquire(addr(1), heldConn) // never released, no traffic yet
 	for i := 2; i < 50; i++ {
-		c := tab.Acquire(addr(i))
-		c.Count(100, 100)
-		tab.Release(c)
+		src := new(conn)
+		c := tab.Acquire(addr(i), src)
+		src.count(100, 100)
+		tab.Release(c, src)
 	}
-	held.Count(1, 1)
+	heldConn.count(1, 1)
 	found := false
 	for _, e := range tab.Top(100).Top {
 		if e.Addr == addr(1) {
@@ -108,22 +125,34 @@ func TestClientsKeepsConnected(t *testing.T) {
 		t.Fatal("an address with an open connection was forgotten or lost its counts")
 	}
 	// Two connections from one address share one entry.
-	again := tab.Acquire(addr(1).Unmap())
+	second := new(conn)
+	again := tab.Acquire(addr(1).Unmap(), second)
 	if again != held {
 		t.Fatal("a second connection from the same address got another entry")
 	}
-	mapped := tab.Acquire(netip.AddrFrom16(addr(1).As16()))
+	mapped := tab.Acquire(netip.AddrFrom16(addr(1).As16()), nil)
 	if mapped != held {
 		t.Fatal("the IPv4-mapped form of an address got another entry")
+	}
+	// The address adds up its open connections, and keeps what a closed
+	// one moved.
+	second.count(1000, 2000)
+	if e := tab.Top(1).Top[0]; e.Addr != addr(1) || e.Calls != 2 || e.BytesIn != 1001 || e.BytesOut != 2001 {
+		t.Fatalf("two open connections: %+v", e)
+	}
+	tab.Release(again, second)
+	heldConn.count(1, 1)
+	if e := tab.Top(1).Top[0]; e.Addr != addr(1) || e.Calls != 3 || e.BytesIn != 1002 || e.BytesOut != 2002 {
+		t.Fatalf("after one of them closed: %+v", e)
 	}
 }
 
 func TestClientsNil(t *testing.T) {
 	var tab *Clients
-	if c := tab.Acquire(addr(1)); c != nil {
+	if c := tab.Acquire(addr(1), new(conn)); c != nil {
 		t.Fatal("nil table handed out a client")
 	}
-	tab.Release(nil)
+	tab.Release(nil, nil)
 	if s := tab.Top(3); len(s.Top) != 0 || s.Known != 0 {
 		t.Fatalf("nil table summary %+v", s)
 	}
@@ -136,19 +165,25 @@ func BenchmarkHistogramObserve(b *testing.B) {
 	}
 }
 
-func BenchmarkClientCount(b *testing.B) {
+// BenchmarkClientsTop is a scrape's cost with 1,000 connections open.
+func BenchmarkClientsTop(b *testing.B) {
 	tab := NewClients(0)
-	c := tab.Acquire(addr(1))
+	for i := range 1000 {
+		src := new(conn)
+		src.count(i, i)
+		tab.Acquire(addr(i), src)
+	}
 	for b.Loop() {
-		c.Count(200, 120)
+		tab.Top(10)
 	}
 }
 
 func ExampleClients() {
 	tab := NewClients(0)
-	c := tab.Acquire(netip.MustParseAddr("192.0.2.7")) // at connection set-up
-	c.Count(180, 4200)                                 // per call
-	tab.Release(c)                                     // at close
+	src := new(conn)                                        // the connection's own counters
+	c := tab.Acquire(netip.MustParseAddr("192.0.2.7"), src) // at connection set-up
+	src.count(180, 4200)                                    // per call, on the connection's counters
+	tab.Release(c, src)                                     // at close: its traffic stays with the address
 	top := tab.Top(10).Top[0]
 	fmt.Println(top.Addr, top.Calls, top.Bytes())
 	// Output: 192.0.2.7 1 4380

@@ -47,18 +47,21 @@ func median(v []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-func main() {
-	if len(os.Args) < 3 {
-		fmt.Fprintln(os.Stderr, "usage: summarize RESULTS_DIR SERVER...")
-		os.Exit(2)
-	}
-	dir, servers := os.Args[1], os.Args[2:]
-	// vals[server][row] = one value per repetition.
-	vals := map[string][][]float64{}
-	reps := map[string]int{}
-	var cfg *bench.Result
+// results are the medians' inputs: vals[server][row] holds one value per
+// repetition, reps[server] the number of repetitions read, cfg the first
+// run's workload.
+type results struct {
+	vals map[string][][]float64
+	reps map[string]int
+	cfg  *bench.Result
+}
+
+// load reads dir's SERVER.REP.json files of each server; it exits when a
+// file cannot be read or parsed.
+func load(dir string, servers []string) *results {
+	res := &results{vals: map[string][][]float64{}, reps: map[string]int{}}
 	for _, srv := range servers {
-		vals[srv] = make([][]float64, len(rows))
+		res.vals[srv] = make([][]float64, len(rows))
 		files, _ := filepath.Glob(filepath.Join(dir, srv+".*.json"))
 		for _, f := range files {
 			b, err := os.ReadFile(f)
@@ -71,26 +74,37 @@ func main() {
 				fmt.Fprintf(os.Stderr, "%s: %v\n", f, err)
 				os.Exit(1)
 			}
-			if cfg == nil {
-				cfg = &r
+			if res.cfg == nil {
+				res.cfg = &r
 			}
-			reps[srv]++
+			res.reps[srv]++
 			for i, rw := range rows {
 				if p := r.Phase(rw.phase); p != nil && (!rw.lower || p.ServerCPUSeconds >= 0) {
-					vals[srv][i] = append(vals[srv][i], rw.get(p))
+					res.vals[srv][i] = append(res.vals[srv][i], rw.get(p))
 				}
 			}
 		}
 	}
-	if cfg == nil {
-		fmt.Println("no results")
-		os.Exit(1)
+	return res
+}
+
+// med is the median of row i for srv, -1 when there is none (also for a
+// server that was not run).
+func (res *results) med(srv string, i int) float64 {
+	if len(res.vals[srv]) == 0 {
+		return -1
 	}
+	return median(res.vals[srv][i])
+}
+
+// printTable prints the workload line and the side-by-side table of rows.
+func (res *results) printTable(servers []string) {
+	cfg := res.cfg
 	fmt.Printf("Medians over repetitions; (x.xx) = ratio to gonfsrdma. Workload: %s file, %s blocks, qd %d; %s random reads at qd %d; %d files; one TCP connection, loopback.\n",
 		bench.FormatSize(cfg.Size), bench.FormatSize(int64(cfg.Block)), cfg.QD, bench.FormatSize(int64(cfg.RandBlock)), cfg.RandQD, cfg.Files)
 	fmt.Printf("| %-18s |", "metric")
 	for _, s := range servers {
-		fmt.Printf(" %-18s |", fmt.Sprintf("%s (n=%d)", s, reps[s]))
+		fmt.Printf(" %-18s |", fmt.Sprintf("%s (n=%d)", s, res.reps[s]))
 	}
 	fmt.Println()
 	fmt.Print("|" + strings.Repeat("-", 20) + "|")
@@ -98,12 +112,11 @@ func main() {
 		fmt.Print(strings.Repeat("-", 19) + ":|")
 	}
 	fmt.Println()
-	med := func(srv string, i int) float64 { return median(vals[srv][i]) }
 	for i, rw := range rows {
 		fmt.Printf("| %-18s |", rw.label)
-		base := med("gonfsrdma", i)
+		base := res.med("gonfsrdma", i)
 		for _, s := range servers {
-			m := med(s, i)
+			m := res.med(s, i)
 			cell := "n/a"
 			if m >= 0 {
 				cell = fmt.Sprintf(rw.format, m)
@@ -115,6 +128,37 @@ func main() {
 		}
 		fmt.Println()
 	}
+}
+
+// belowIn lists the rate rows (the first six) where gonfsrdma's median
+// is below peer's.
+func (res *results) belowIn(peer string) []string {
+	var worse []string
+	for i, rw := range rows[:6] {
+		if res.med("gonfsrdma", i) < res.med(peer, i) {
+			worse = append(worse, rw.label)
+		}
+	}
+	return worse
+}
+
+func main() {
+	if len(os.Args) == 3 && os.Args[1] == "-ceph" {
+		cephSummary(os.Args[2])
+		return
+	}
+	if len(os.Args) < 3 {
+		fmt.Fprintln(os.Stderr, "usage: summarize RESULTS_DIR SERVER... | summarize -ceph RESULTS_DIR")
+		os.Exit(2)
+	}
+	dir, servers := os.Args[1], os.Args[2:]
+	res := load(dir, servers)
+	if res.cfg == nil {
+		fmt.Println("no results")
+		os.Exit(1)
+	}
+	res.printTable(servers)
+	med, reps := res.med, res.reps
 
 	// The targets (loopback TCP).
 	get := func(srv, label string) float64 {
@@ -137,12 +181,7 @@ func main() {
 	fmt.Println()
 	fmt.Println("Targets:")
 	if reps["ganesha"] > 0 {
-		var worse []string
-		for i, rw := range rows[:6] {
-			if med("gonfsrdma", i) < med("ganesha", i) {
-				worse = append(worse, rw.label)
-			}
-		}
+		worse := res.belowIn("ganesha")
 		fmt.Printf("  gonfsrdma >= Ganesha VFS in every row: %s", verdict(len(worse) == 0, true))
 		if len(worse) > 0 {
 			fmt.Printf(" (below in: %s)", strings.Join(worse, ", "))
@@ -167,7 +206,9 @@ func main() {
 		worstCPU = max(worstCPU, get("gonfsrdma", l))
 	}
 	fmt.Printf("  server CPU <= 100 µs per metadata op (each of create, stat, remove): %s (worst %.1f µs)\n", verdict(worstCPU <= 100, worstCPU > 0), worstCPU)
-	if !clientTable(dir, servers) {
+	metaOK := metaTable(dir, servers)
+	iperfOK := iperfLine(dir, servers, func(srv string) float64 { return get(srv, "seq read MiB/s") })
+	if !clientTable(dir, servers) || !metaOK || !iperfOK {
 		os.Exit(1)
 	}
 }
