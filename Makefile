@@ -110,7 +110,7 @@ test-ceph:
 	  CGO_ENABLED=1 $(GO) build -tags ceph -o bin/gonfsrdma-ceph ./cmd/gonfsrdma && \
 	  scripts/ceph-cluster.sh run sh -c '$(GO) test -race -count=1 -timeout 10m -tags ceph ./vfs/cephfs/ && \
 	    $(GO) test -race -count=1 -timeout 10m -tags ceph -run Ceph ./daemon/ && \
-	    $(GO) test -count=1 -timeout 10m -tags ceph -run "^TestSuiteCeph" ./conformance/ && \
+	    $(GO) test -count=1 -timeout 10m -tags ceph -run "^TestSuiteCeph|^TestCephCalls" ./conformance/ && \
 	    scripts/interop-ceph.sh bin/gonfsrdma-ceph'; rc=$$?; \
 	  echo "test-ceph: $$(( $$(date +%s) - start )) s"; exit $$rc
 
@@ -140,6 +140,7 @@ bench-ceph:
 # Interop with an independent client (libnfs-utils).
 interop: build
 	scripts/interop.sh $(BIN)
+	scripts/interop-rpcbind.sh $(BIN)
 
 # The Linux kernel client in a QEMU guest, beside the kernel's nfsd.
 # gonfsrdma must build and run there, and the hardware verbs and rpcrdma
