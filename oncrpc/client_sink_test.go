@@ -72,6 +72,17 @@ func checkSinkFile(t *testing.T, f *os.File, size int, off int64, data []byte) {
 // its socket ("copy").
 var sinkTransports = []string{"tcp", "copy"}
 
+// forEachSinkTransport runs test as a subtest on each of sinkTransports
+// with a Client over it and the server's end.
+func forEachSinkTransport(t *testing.T, test func(t *testing.T, transport string, c *Client, s net.Conn)) {
+	for _, tr := range sinkTransports {
+		t.Run(tr, func(t *testing.T) {
+			c, s := sinkClient(t, tr)
+			test(t, tr, c, s)
+		})
+	}
+}
+
 // sinkClient is a Client over transport and the server's end.
 func sinkClient(t *testing.T, transport string) (*Client, net.Conn) {
 	t.Helper()
@@ -133,37 +144,34 @@ func single(results []byte) func(uint32) []byte {
 func TestClientSinkPlacesData(t *testing.T) {
 	const fileSize = 3 << 20
 	sizes := []int{0, 1, 3, 4096, 64<<10 + 5, 1 << 20}
-	for _, tr := range sinkTransports {
-		t.Run(tr, func(t *testing.T) {
-			c, s := sinkClient(t, tr)
-			var replies []func(uint32) []byte
-			for i, n := range sizes {
-				replies = append(replies, single(sinkResults(pattern(n, byte(i)), []byte("TAIL"))))
+	forEachSinkTransport(t, func(t *testing.T, tr string, c *Client, s net.Conn) {
+		var replies []func(uint32) []byte
+		for i, n := range sizes {
+			replies = append(replies, single(sinkResults(pattern(n, byte(i)), []byte("TAIL"))))
+		}
+		done := serveReplies(t, s, replies...)
+		for i, n := range sizes {
+			f := sinkFile(t, fileSize)
+			data := pattern(n, byte(i))
+			sink := &ReplySink{File: f, Off: 1001, Locate: lengthLocate}
+			res, err := c.Call(context.Background(), &ClientCall{Prog: 1, Vers: 1, Proc: 1, ReplyPayloadMax: 1 << 20, Sink: sink})
+			if err != nil {
+				t.Fatalf("size %d: %v", n, err)
 			}
-			done := serveReplies(t, s, replies...)
-			for i, n := range sizes {
-				f := sinkFile(t, fileSize)
-				data := pattern(n, byte(i))
-				sink := &ReplySink{File: f, Off: 1001, Locate: lengthLocate}
-				res, err := c.Call(context.Background(), &ClientCall{Prog: 1, Vers: 1, Proc: 1, ReplyPayloadMax: 1 << 20, Sink: sink})
-				if err != nil {
-					t.Fatalf("size %d: %v", n, err)
-				}
-				if got, ok := sink.Placed(); !ok || got != n {
-					t.Fatalf("size %d: placed %d, %v", n, got, ok)
-				}
-				if want := append(words(uint32(n)), "TAIL"...); !bytes.Equal(res, want) {
-					t.Fatalf("size %d: results % x, want % x", n, res, want)
-				}
-				checkSinkFile(t, f, fileSize, 1001, data)
+			if got, ok := sink.Placed(); !ok || got != n {
+				t.Fatalf("size %d: placed %d, %v", n, got, ok)
 			}
-			<-done
-			// The reader took the path the subtest is about.
-			if spliced := c.spliced.Load() > 0; spliced != (tr == "tcp" && spliceSupported) {
-				t.Fatalf("%s: the reader spliced: %v", tr, spliced)
+			if want := append(words(uint32(n)), "TAIL"...); !bytes.Equal(res, want) {
+				t.Fatalf("size %d: results % x, want % x", n, res, want)
 			}
-		})
-	}
+			checkSinkFile(t, f, fileSize, 1001, data)
+		}
+		<-done
+		// The reader took the path the subtest is about.
+		if spliced := c.spliced.Load() > 0; spliced != (tr == "tcp" && spliceSupported) {
+			t.Fatalf("%s: the reader spliced: %v", tr, spliced)
+		}
+	})
 }
 
 // pattern is n bytes that differ from 0xaa and from each other's runs.
@@ -203,172 +211,130 @@ func TestClientSinkHostileReplies(t *testing.T) {
 		{"denied", func(xid uint32) []byte { return fragments(words(xid, 1, 1, 1, 1)) }, lengthLocate, nil},
 		{"header cut short", func(xid uint32) []byte { return fragments(words(xid, 1, 0)) }, lengthLocate, nil},
 	}
-	for _, tr := range sinkTransports {
-		t.Run(tr, func(t *testing.T) {
-			c, s := sinkClient(t, tr)
-			var replies []func(uint32) []byte
-			for _, tc := range cases {
-				replies = append(replies, tc.reply, single(sinkResults([]byte("ok"), nil)))
+	forEachSinkTransport(t, func(t *testing.T, _ string, c *Client, s net.Conn) {
+		var replies []func(uint32) []byte
+		for _, tc := range cases {
+			replies = append(replies, tc.reply, single(sinkResults([]byte("ok"), nil)))
+		}
+		done := serveReplies(t, s, replies...)
+		for _, tc := range cases {
+			f := sinkFile(t, 1000)
+			sink := &ReplySink{File: f, Off: 10, Locate: tc.locate}
+			res, err := c.Call(context.Background(), &ClientCall{Prog: 1, Vers: 1, Proc: 1, ReplyPayloadMax: max, Sink: sink})
+			if tc.whole == nil {
+				if err == nil {
+					t.Fatalf("%s: results % x, want an error", tc.name, res)
+				}
+			} else if err != nil || !bytes.Equal(res, tc.whole) {
+				t.Fatalf("%s: % x, %v; want % x", tc.name, res, err, tc.whole)
 			}
-			done := serveReplies(t, s, replies...)
-			for _, tc := range cases {
-				f := sinkFile(t, 1000)
-				sink := &ReplySink{File: f, Off: 10, Locate: tc.locate}
-				res, err := c.Call(context.Background(), &ClientCall{Prog: 1, Vers: 1, Proc: 1, ReplyPayloadMax: max, Sink: sink})
-				if tc.whole == nil {
-					if err == nil {
-						t.Fatalf("%s: results % x, want an error", tc.name, res)
-					}
-				} else if err != nil || !bytes.Equal(res, tc.whole) {
-					t.Fatalf("%s: % x, %v; want % x", tc.name, res, err, tc.whole)
-				}
-				if n, ok := sink.Placed(); ok {
-					t.Fatalf("%s: placed %d bytes", tc.name, n)
-				}
-				checkSinkFile(t, f, 1000, 10, nil)
-				// In step: the next reply is placed.
-				sink = &ReplySink{File: f, Off: 10, Locate: lengthLocate}
-				if _, err := c.Call(context.Background(), &ClientCall{Prog: 1, Vers: 1, Proc: 1, ReplyPayloadMax: max, Sink: sink}); err != nil {
-					t.Fatalf("%s: the next call: %v", tc.name, err)
-				}
-				checkSinkFile(t, f, 1000, 10, []byte("ok"))
+			if n, ok := sink.Placed(); ok {
+				t.Fatalf("%s: placed %d bytes", tc.name, n)
 			}
-			<-done
-		})
-	}
+			checkSinkFile(t, f, 1000, 10, nil)
+			// In step: the next reply is placed.
+			sink = &ReplySink{File: f, Off: 10, Locate: lengthLocate}
+			if _, err := c.Call(context.Background(), &ClientCall{Prog: 1, Vers: 1, Proc: 1, ReplyPayloadMax: max, Sink: sink}); err != nil {
+				t.Fatalf("%s: the next call: %v", tc.name, err)
+			}
+			checkSinkFile(t, f, 1000, 10, []byte("ok"))
+		}
+		<-done
+	})
 }
 
 // TestClientSinkTruncatedReply: a server that dies inside the data fails
 // the call as a lost connection, with nothing written outside the data's
 // place.
 func TestClientSinkTruncatedReply(t *testing.T) {
-	for _, tr := range sinkTransports {
-		t.Run(tr, func(t *testing.T) {
-			c, s := sinkClient(t, tr)
-			data := pattern(300<<10, 3)
-			go func() {
-				xid := readCall(t, s)
-				rec := fragments(successReply(xid, sinkResults(data, nil)))
-				s.Write(rec[:200<<10])
-				s.Close()
-			}()
-			f := sinkFile(t, 1<<20)
-			sink := &ReplySink{File: f, Off: 5, Locate: lengthLocate}
-			_, err := c.Call(context.Background(), &ClientCall{Prog: 1, Vers: 1, Proc: 1, ReplyPayloadMax: 1 << 20, Sink: sink})
-			if err == nil || !errors.Is(err, io.ErrUnexpectedEOF) {
-				t.Fatalf("call: %v, want a lost connection (unexpected EOF)", err)
+	forEachSinkTransport(t, func(t *testing.T, _ string, c *Client, s net.Conn) {
+		data := pattern(300<<10, 3)
+		go func() {
+			xid := readCall(t, s)
+			rec := fragments(successReply(xid, sinkResults(data, nil)))
+			s.Write(rec[:200<<10])
+			s.Close()
+		}()
+		f := sinkFile(t, 1<<20)
+		sink := &ReplySink{File: f, Off: 5, Locate: lengthLocate}
+		_, err := c.Call(context.Background(), &ClientCall{Prog: 1, Vers: 1, Proc: 1, ReplyPayloadMax: 1 << 20, Sink: sink})
+		if err == nil || !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Fatalf("call: %v, want a lost connection (unexpected EOF)", err)
+		}
+		got, _ := os.ReadFile(f.Name())
+		if len(got) != 1<<20 {
+			t.Fatalf("file is %d bytes", len(got))
+		}
+		for i, b := range got {
+			if (i < 5 || i >= 5+len(data)) && b != 0xaa {
+				t.Fatalf("byte %d outside the data's place written", i)
 			}
-			got, _ := os.ReadFile(f.Name())
-			if len(got) != 1<<20 {
-				t.Fatalf("file is %d bytes", len(got))
+			if i >= 5 && i < 5+len(data) && b != 0xaa && b != data[i-5] {
+				t.Fatalf("byte %d is neither old nor the data", i)
 			}
-			for i, b := range got {
-				if (i < 5 || i >= 5+len(data)) && b != 0xaa {
-					t.Fatalf("byte %d outside the data's place written", i)
-				}
-				if i >= 5 && i < 5+len(data) && b != 0xaa && b != data[i-5] {
-					t.Fatalf("byte %d is neither old nor the data", i)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // TestClientSinkWriteError: a file that cannot be written fails the call
 // with a *SinkWriteError; the rest of the reply is read and dropped, so
 // the next call on the connection works.
 func TestClientSinkWriteError(t *testing.T) {
-	for _, tr := range sinkTransports {
-		t.Run(tr, func(t *testing.T) {
-			c, s := sinkClient(t, tr)
-			data := pattern(700<<10, 9)
-			done := serveReplies(t, s, single(sinkResults(data, []byte("TAIL"))), single(words(42)))
-			w := sinkFile(t, 0)
-			ro, err := os.Open(w.Name())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ro.Close()
-			sink := &ReplySink{File: ro, Locate: lengthLocate}
-			_, err = c.Call(context.Background(), &ClientCall{Prog: 1, Vers: 1, Proc: 1, ReplyPayloadMax: 1 << 20, Sink: sink})
-			var swe *SinkWriteError
-			if !errors.As(err, &swe) {
-				t.Fatalf("call: %v, want a *SinkWriteError", err)
-			}
-			res, err := c.Call(context.Background(), &ClientCall{Prog: 1, Vers: 1, Proc: 1})
-			if err != nil || !bytes.Equal(res, words(42)) {
-				t.Fatalf("the next call: % x, %v", res, err)
-			}
-			<-done
-		})
-	}
+	forEachSinkTransport(t, func(t *testing.T, _ string, c *Client, s net.Conn) {
+		data := pattern(700<<10, 9)
+		done := serveReplies(t, s, single(sinkResults(data, []byte("TAIL"))), single(words(42)))
+		w := sinkFile(t, 0)
+		ro, err := os.Open(w.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ro.Close()
+		sink := &ReplySink{File: ro, Locate: lengthLocate}
+		_, err = c.Call(context.Background(), &ClientCall{Prog: 1, Vers: 1, Proc: 1, ReplyPayloadMax: 1 << 20, Sink: sink})
+		var swe *SinkWriteError
+		if !errors.As(err, &swe) {
+			t.Fatalf("call: %v, want a *SinkWriteError", err)
+		}
+		res, err := c.Call(context.Background(), &ClientCall{Prog: 1, Vers: 1, Proc: 1})
+		if err != nil || !bytes.Equal(res, words(42)) {
+			t.Fatalf("the next call: % x, %v", res, err)
+		}
+		<-done
+	})
 }
 
 // TestClientSinkCancel cancels a call whose data is half placed: Call
 // returns at once, the file is not written after it returned, and the
 // connection goes on with the next reply.
 func TestClientSinkCancel(t *testing.T) {
-	for _, tr := range sinkTransports {
-		t.Run(tr, func(t *testing.T) {
-			c, s := sinkClient(t, tr)
-			data := pattern(1<<20, 4)
-			xids := make(chan uint32, 1)
-			resume := make(chan struct{})
-			serverDone := make(chan struct{})
-			go func() {
-				defer close(serverDone)
-				xid := readCall(t, s)
-				rec := fragments(successReply(xid, sinkResults(data, nil)))
-				if _, err := s.Write(rec[:300<<10]); err != nil {
-					t.Errorf("server: %v", err)
-					return
-				}
-				xids <- xid
-				<-resume
-				if _, err := s.Write(rec[300<<10:]); err != nil {
-					t.Errorf("server: %v", err)
-					return
-				}
-				xid = readCall(t, s)
-				s.Write(fragments(successReply(xid, words(42))))
-			}()
-			f := sinkFile(t, 2<<20)
-			ctx, cancel := context.WithCancel(context.Background())
-			errc := make(chan error, 1)
-			go func() {
-				sink := &ReplySink{File: f, Locate: lengthLocate}
-				_, err := c.Call(ctx, &ClientCall{Prog: 1, Vers: 1, Proc: 1, ReplyPayloadMax: 1 << 20, Sink: sink})
-				errc <- err
-			}()
-			waitClaimed(t, c, <-xids)
-			cancel()
-			select {
-			case err := <-errc:
-				if !errors.Is(err, context.Canceled) {
-					t.Fatalf("cancelled call: %v", err)
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("a cancelled call waited for its stalled reply")
-			}
-			before, err := os.ReadFile(f.Name())
-			if err != nil {
-				t.Fatal(err)
-			}
-			close(resume)
-			res, err := c.Call(context.Background(), &ClientCall{Prog: 1, Vers: 1, Proc: 1})
-			if err != nil || !bytes.Equal(res, words(42)) {
-				t.Fatalf("call after the abandoned one: % x %v", res, err)
-			}
-			<-serverDone
-			after, err := os.ReadFile(f.Name())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(before, after) {
-				t.Fatal("the file was written after the cancelled call returned")
-			}
-		})
-	}
+	forEachSinkTransport(t, func(t *testing.T, _ string, c *Client, s net.Conn) {
+		data := pattern(1<<20, 4)
+		xids, resume, serverDone := stalledServer(t, s, func(xid uint32) []byte {
+			return fragments(successReply(xid, sinkResults(data, nil)))
+		}, 300<<10)
+		f := sinkFile(t, 2<<20)
+		ctx, cancel := context.WithCancel(context.Background())
+		sink := &ReplySink{File: f, Locate: lengthLocate}
+		errc := goCall(ctx, c, &ClientCall{Prog: 1, Vers: 1, Proc: 1, ReplyPayloadMax: 1 << 20, Sink: sink})
+		cancelOnceClaimed(t, c, <-xids, cancel, errc)
+		before, err := os.ReadFile(f.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		close(resume)
+		res, err := c.Call(context.Background(), &ClientCall{Prog: 1, Vers: 1, Proc: 1})
+		if err != nil || !bytes.Equal(res, words(42)) {
+			t.Fatalf("call after the abandoned one: % x %v", res, err)
+		}
+		<-serverDone
+		after, err := os.ReadFile(f.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(before, after) {
+			t.Fatal("the file was written after the cancelled call returned")
+		}
+	})
 }
 
 // TestClientSinkIgnoredOnUDP: a datagram transport returns the data in

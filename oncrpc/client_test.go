@@ -78,9 +78,8 @@ func TestClientPayloadWritev(t *testing.T) {
 }
 
 // TestClientConcurrentLentBuffers runs calls with lent buffers from several
-// goroutines, some cancelled at random points; each goroutine rewrites its
-// buffer after every call, so that the race detector sees any write the
-// reader would still make.
+// goroutines, some cancelled at random points; each goroutine scribbles
+// over its buffer after every call.
 func TestClientConcurrentLentBuffers(t *testing.T) {
 	env := newTestEnv(t, ServerConfig{})
 	c := dialT(t, env.addr)
@@ -109,16 +108,22 @@ func TestClientConcurrentLentBuffers(t *testing.T) {
 					t.Errorf("goroutine %d call %d: %v", g, i, err)
 					return
 				}
-				full := buf[:cap(buf)]
-				for j := range full {
-					full[j] = 0xff
-				}
+				scribble(buf)
 			}
 		}()
 	}
 	wg.Wait()
 	if _, err := c.Call(context.Background(), &ClientCall{Prog: 400000, Vers: 2, Proc: 0}); err != nil {
 		t.Fatalf("after the cancellations: %v", err)
+	}
+}
+
+// scribble writes 0xff over all of buf's capacity, so that the race
+// detector sees any write the reader would still make into it.
+func scribble(buf []byte) {
+	full := buf[:cap(buf)]
+	for j := range full {
+		full[j] = 0xff
 	}
 }
 
@@ -174,10 +179,7 @@ func TestClientCancelDuringSlowReplies(t *testing.T) {
 					t.Errorf("goroutine %d call %d: %v", g, i, err)
 					return
 				}
-				full := buf[:cap(buf)]
-				for j := range full {
-					full[j] = 0xff
-				}
+				scribble(buf)
 			}
 		}()
 	}
@@ -190,17 +192,7 @@ func TestClientCancelDuringSlowReplies(t *testing.T) {
 }
 
 func TestClientUDPPayload(t *testing.T) {
-	env := newTestEnv(t, ServerConfig{})
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go env.srv.ServeUDP(pc)
-	c, err := Dial(context.Background(), "udp", pc.LocalAddr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialUDP(t, newTestEnv(t, ServerConfig{}))
 	buf := make([]byte, 0, 1024)
 	res, err := c.Call(context.Background(), &ClientCall{Prog: 400000, Vers: 2, Proc: 1,
 		Args: words(3), Payload: []byte("abc"), Tail: words(4), ReplyBuf: buf})
@@ -319,30 +311,25 @@ func waitClaimed(t *testing.T, c *Client, xid uint32) {
 	t.Fatal("the reader never claimed the lent buffer")
 }
 
-// TestClientCancelWhileReadingIntoReplyBuf cancels a call whose reply is
-// half read into its lent buffer: Call returns without waiting for the
-// rest, the buffer is not written afterwards (the race detector checks
-// too), and the connection keeps working.
-func TestClientCancelWhileReadingIntoReplyBuf(t *testing.T) {
-	c, conns := fakeServer(t)
-	const size = 200 << 10
-	xids := make(chan uint32, 1)
-	resume := make(chan struct{})
-	serverDone := make(chan struct{})
+// stalledServer answers the first call on s with the record rec(xid),
+// sending the XID on xids and stalling once it has written cut bytes of
+// it, until resume is closed; it answers the next call with the results
+// words(42). done is closed when it has finished.
+func stalledServer(t *testing.T, s net.Conn, rec func(xid uint32) []byte, cut int) (xids <-chan uint32, resume chan<- struct{}, done <-chan struct{}) {
+	xidc := make(chan uint32, 1)
+	resumec := make(chan struct{})
+	donec := make(chan struct{})
 	go func() {
-		defer close(serverDone)
-		s := <-conns
+		defer close(donec)
 		xid := readCall(t, s)
-		reply := successReply(xid, bytes.Repeat([]byte{0xee}, size))
-		rec := fragments(reply, 1000) // two fragments
-		// Mark, XID and a little data; then stall.
-		if _, err := s.Write(rec[:200]); err != nil {
+		r := rec(xid)
+		if _, err := s.Write(r[:cut]); err != nil {
 			t.Errorf("server: %v", err)
 			return
 		}
-		xids <- xid
-		<-resume
-		if _, err := s.Write(rec[200:]); err != nil {
+		xidc <- xid
+		<-resumec
+		if _, err := s.Write(r[cut:]); err != nil {
 			t.Errorf("server: %v", err)
 			return
 		}
@@ -350,14 +337,27 @@ func TestClientCancelWhileReadingIntoReplyBuf(t *testing.T) {
 		xid = readCall(t, s)
 		s.Write(fragments(successReply(xid, words(42))))
 	}()
-	buf := make([]byte, size+1024)
-	ctx, cancel := context.WithCancel(context.Background())
+	return xidc, resumec, donec
+}
+
+// goCall makes the call cc on c in a goroutine; its error comes on the
+// channel returned.
+func goCall(ctx context.Context, c *Client, cc *ClientCall) <-chan error {
 	errc := make(chan error, 1)
 	go func() {
-		_, err := c.Call(ctx, &ClientCall{Prog: 1, Vers: 1, Proc: 1, ReplyBuf: buf})
+		_, err := c.Call(ctx, cc)
 		errc <- err
 	}()
-	waitClaimed(t, c, <-xids)
+	return errc
+}
+
+// cancelOnceClaimed waits until the reader reads the reply of xid into
+// the call's lent buffer or sink, cancels the call and fails unless it
+// returns context.Canceled (on errc) at once, without waiting for the
+// rest of its stalled reply.
+func cancelOnceClaimed(t *testing.T, c *Client, xid uint32, cancel context.CancelFunc, errc <-chan error) {
+	t.Helper()
+	waitClaimed(t, c, xid)
 	cancel()
 	select {
 	case err := <-errc:
@@ -367,6 +367,24 @@ func TestClientCancelWhileReadingIntoReplyBuf(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("a cancelled call waited for its stalled reply")
 	}
+}
+
+// TestClientCancelWhileReadingIntoReplyBuf cancels a call whose reply is
+// half read into its lent buffer: Call returns without waiting for the
+// rest, the buffer is not written afterwards (the race detector checks
+// too), and the connection keeps working.
+func TestClientCancelWhileReadingIntoReplyBuf(t *testing.T) {
+	c, conns := fakeServer(t)
+	const size = 200 << 10
+	// Mark, XID and a little data of the first of two fragments; then
+	// stall.
+	xids, resume, serverDone := stalledServer(t, <-conns, func(xid uint32) []byte {
+		return fragments(successReply(xid, bytes.Repeat([]byte{0xee}, size)), 1000)
+	}, 200)
+	buf := make([]byte, size+1024)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := goCall(ctx, c, &ClientCall{Prog: 1, Vers: 1, Proc: 1, ReplyBuf: buf})
+	cancelOnceClaimed(t, c, <-xids, cancel, errc)
 	// The buffer is ours again: write it while the reader takes in the rest
 	// of the abandoned reply.
 	for i := range buf {
@@ -400,11 +418,7 @@ func TestClientCancelBeforeReply(t *testing.T) {
 	}()
 	buf := make([]byte, 0, 8192)
 	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() {
-		_, err := c.Call(ctx, &ClientCall{Prog: 1, Vers: 1, Proc: 1, ReplyBuf: buf})
-		errc <- err
-	}()
+	errc := goCall(ctx, c, &ClientCall{Prog: 1, Vers: 1, Proc: 1, ReplyBuf: buf})
 	<-xids
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {

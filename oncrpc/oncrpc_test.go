@@ -186,6 +186,23 @@ func dialT(t *testing.T, addr string) *Client {
 	return c
 }
 
+// dialUDP serves env's server on a UDP socket too and returns a client
+// of it over UDP.
+func dialUDP(t *testing.T, env *testEnv) *Client {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go env.srv.ServeUDP(pc)
+	c, err := Dial(context.Background(), "udp", pc.LocalAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
 func TestDispatchStatuses(t *testing.T) {
 	env := newTestEnv(t, ServerConfig{})
 	c := dialT(t, env.addr)
@@ -442,17 +459,7 @@ func TestShutdownDrains(t *testing.T) {
 }
 
 func TestUDP(t *testing.T) {
-	env := newTestEnv(t, ServerConfig{})
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go env.srv.ServeUDP(pc)
-	c, err := Dial(context.Background(), "udp", pc.LocalAddr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialUDP(t, newTestEnv(t, ServerConfig{}))
 	res, err := c.Call(context.Background(), &ClientCall{Prog: 400000, Vers: 2, Proc: 5})
 	if err != nil || len(res) != 16 {
 		t.Fatalf("udp payload: % x %v", res, err)
