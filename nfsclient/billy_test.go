@@ -10,6 +10,8 @@ import (
 	billytest "github.com/go-git/go-billy/v5/test"
 	"github.com/go-git/go-billy/v5/util"
 	check "gopkg.in/check.v1"
+
+	"github.com/gonfsrdma/gonfsrdma/nfsclient"
 )
 
 // The go-billy project's own test suite (github.com/go-git/go-billy/v5/test)
@@ -35,21 +37,17 @@ func (s *billySuite) SetUpTest(c *check.C) {
 }
 
 func TestBillySuite(t *testing.T) {
-	for _, proto := range protos {
-		t.Run(proto, func(t *testing.T) {
-			s := startServer(t)
-			f := s.dial(proto, "bs=64K")
-			suite := &billySuite{fs: f.Billy(), dir: s.dir}
-			res := check.Run(suite, &check.RunConf{Output: testWriter{t}, Verbose: testing.Verbose()})
-			if !res.Passed() {
-				t.Fatalf("go-billy suite: %v", res)
-			}
-			if res.Succeeded == 0 {
-				t.Fatal("the go-billy suite ran no test")
-			}
-			t.Logf("go-billy suite: %v", res)
-		})
-	}
+	forEachProto(t, "bs=64K", func(t *testing.T, _ string, s *server, f *nfsclient.FS) {
+		suite := &billySuite{fs: f.Billy(), dir: s.dir}
+		res := check.Run(suite, &check.RunConf{Output: testWriter{t}, Verbose: testing.Verbose()})
+		if !res.Passed() {
+			t.Fatalf("go-billy suite: %v", res)
+		}
+		if res.Succeeded == 0 {
+			t.Fatal("the go-billy suite ran no test")
+		}
+		t.Logf("go-billy suite: %v", res)
+	})
 }
 
 type testWriter struct{ t *testing.T }

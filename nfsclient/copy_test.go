@@ -62,104 +62,100 @@ func (c *countingAt) ReadAt(p []byte, off int64) (int, error) {
 // count, a File offset, and a source shorter than the count.
 func TestCopyAt(t *testing.T) {
 	const bs = 64 << 10
-	for _, proto := range protos {
-		t.Run(proto, func(t *testing.T) {
-			s := startServer(t)
-			f := s.dial(proto, "bs=64K&depth=4")
-			var before []byte // c.bin's content after the loop
-			for _, size := range []int{0, 1, bs - 1, bs, bs + 1, 5*bs + 4097} {
-				data := pattern(size+100, byte(size))
-				w, err := f.Create("c.bin")
-				if err != nil {
-					t.Fatal(err)
-				}
-				// Source from offset 100 to its end.
-				if n, err := w.ReadFromAt(bytes.NewReader(data), 100, -1); err != nil || n != int64(size) {
-					t.Fatalf("size %d: ReadFromAt: %d, %v", size, n, err)
-				}
-				if err := w.Close(); err != nil {
-					t.Fatal(err)
-				}
-				want := data[100:]
-				before = want
-				if got, err := os.ReadFile(filepath.Join(s.dir, "c.bin")); err != nil || !bytes.Equal(got, want) {
-					t.Fatalf("size %d: server file %d bytes, %v", size, len(got), err)
-				}
-				r, err := f.OpenFile("c.bin", nfsclient.O_RDONLY, 0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var m memAt
-				if n, err := r.WriteToAt(&m, 7); err != nil || n != int64(size) {
-					t.Fatalf("size %d: WriteToAt: %d, %v", size, n, err)
-				}
-				if size > 0 && !bytes.Equal(m.buf[7:], want) {
-					t.Fatalf("size %d: WriteToAt's data differs", size)
-				}
-				// The File's offset moved to the end: nothing more.
-				if n, err := r.WriteToAt(&m, 0); err != nil || n != 0 {
-					t.Fatalf("size %d: WriteToAt at the end: %d, %v", size, n, err)
-				}
-				r.Close()
-			}
-
-			// A count, at a File offset (Seek), into an existing file.
-			data := pattern(3*bs+5, 42)
-			w, err := f.OpenFile("c.bin", nfsclient.O_RDWR, 0)
+	forEachProto(t, "bs=64K&depth=4", func(t *testing.T, _ string, s *server, f *nfsclient.FS) {
+		var before []byte // c.bin's content after the loop
+		for _, size := range []int{0, 1, bs - 1, bs, bs + 1, 5*bs + 4097} {
+			data := pattern(size+100, byte(size))
+			w, err := f.Create("c.bin")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := w.Seek(1000, io.SeekStart); err != nil {
+			// Source from offset 100 to its end.
+			if n, err := w.ReadFromAt(bytes.NewReader(data), 100, -1); err != nil || n != int64(size) {
+				t.Fatalf("size %d: ReadFromAt: %d, %v", size, n, err)
+			}
+			if err := w.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if n, err := w.ReadFromAt(bytes.NewReader(data), 5, 2*bs); err != nil || n != 2*bs {
-				t.Fatalf("ReadFromAt with a count: %d, %v", n, err)
+			want := data[100:]
+			before = want
+			if got, err := os.ReadFile(filepath.Join(s.dir, "c.bin")); err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("size %d: server file %d bytes, %v", size, len(got), err)
 			}
-			// Offset moved: WriteToAt from here reads the rest.
-			var m memAt
-			if n, err := w.WriteToAt(&m, 0); err != nil || n != int64(len(before))-1000-2*bs {
-				t.Fatalf("WriteToAt after ReadFromAt: %d, %v", n, err)
-			}
-			w.Close()
-			want := append(append(append([]byte{}, before[:1000]...), data[5:5+2*bs]...), before[1000+2*bs:]...)
-			if got, _ := os.ReadFile(filepath.Join(s.dir, "c.bin")); !bytes.Equal(got, want) {
-				t.Fatal("ReadFromAt with a count at offset 1000: server file differs")
-			}
-
-			// A remote File as the source (cp nfs:// nfs://).
 			r, err := f.OpenFile("c.bin", nfsclient.O_RDONLY, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			d, err := f.Create("d.bin")
-			if err != nil {
-				t.Fatal(err)
+			var m memAt
+			if n, err := r.WriteToAt(&m, 7); err != nil || n != int64(size) {
+				t.Fatalf("size %d: WriteToAt: %d, %v", size, n, err)
 			}
-			if n, err := d.ReadFromAt(r, 0, -1); err != nil || n != int64(len(want)) {
-				t.Fatalf("ReadFromAt(File): %d, %v", n, err)
+			if size > 0 && !bytes.Equal(m.buf[7:], want) {
+				t.Fatalf("size %d: WriteToAt's data differs", size)
 			}
-			d.Close()
+			// The File's offset moved to the end: nothing more.
+			if n, err := r.WriteToAt(&m, 0); err != nil || n != 0 {
+				t.Fatalf("size %d: WriteToAt at the end: %d, %v", size, n, err)
+			}
 			r.Close()
-			if got, _ := os.ReadFile(filepath.Join(s.dir, "d.bin")); !bytes.Equal(got, want) {
-				t.Fatal("ReadFromAt(File): the copy differs")
-			}
+		}
 
-			// A source shorter than the count: all it has is written, the
-			// error says it ended early.
-			w, err = f.Create("short.bin")
-			if err != nil {
-				t.Fatal(err)
-			}
-			n, err := w.ReadFromAt(bytes.NewReader(data), 0, int64(len(data))+1)
-			if !errors.Is(err, io.ErrUnexpectedEOF) || n != int64(len(data)) {
-				t.Fatalf("ReadFromAt past the source's end: %d, %v; want %d, io.ErrUnexpectedEOF", n, err, len(data))
-			}
-			w.Close()
-			if got, _ := os.ReadFile(filepath.Join(s.dir, "short.bin")); !bytes.Equal(got, data) {
-				t.Fatal("ReadFromAt past the source's end: the server file is not the source")
-			}
-		})
-	}
+		// A count, at a File offset (Seek), into an existing file.
+		data := pattern(3*bs+5, 42)
+		w, err := f.OpenFile("c.bin", nfsclient.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Seek(1000, io.SeekStart); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := w.ReadFromAt(bytes.NewReader(data), 5, 2*bs); err != nil || n != 2*bs {
+			t.Fatalf("ReadFromAt with a count: %d, %v", n, err)
+		}
+		// Offset moved: WriteToAt from here reads the rest.
+		var m memAt
+		if n, err := w.WriteToAt(&m, 0); err != nil || n != int64(len(before))-1000-2*bs {
+			t.Fatalf("WriteToAt after ReadFromAt: %d, %v", n, err)
+		}
+		w.Close()
+		want := append(append(append([]byte{}, before[:1000]...), data[5:5+2*bs]...), before[1000+2*bs:]...)
+		if got, _ := os.ReadFile(filepath.Join(s.dir, "c.bin")); !bytes.Equal(got, want) {
+			t.Fatal("ReadFromAt with a count at offset 1000: server file differs")
+		}
+
+		// A remote File as the source (cp nfs:// nfs://).
+		r, err := f.OpenFile("c.bin", nfsclient.O_RDONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := f.Create("d.bin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := d.ReadFromAt(r, 0, -1); err != nil || n != int64(len(want)) {
+			t.Fatalf("ReadFromAt(File): %d, %v", n, err)
+		}
+		d.Close()
+		r.Close()
+		if got, _ := os.ReadFile(filepath.Join(s.dir, "d.bin")); !bytes.Equal(got, want) {
+			t.Fatal("ReadFromAt(File): the copy differs")
+		}
+
+		// A source shorter than the count: all it has is written, the
+		// error says it ended early.
+		w, err = f.Create("short.bin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := w.ReadFromAt(bytes.NewReader(data), 0, int64(len(data))+1)
+		if !errors.Is(err, io.ErrUnexpectedEOF) || n != int64(len(data)) {
+			t.Fatalf("ReadFromAt past the source's end: %d, %v; want %d, io.ErrUnexpectedEOF", n, err, len(data))
+		}
+		w.Close()
+		if got, _ := os.ReadFile(filepath.Join(s.dir, "short.bin")); !bytes.Equal(got, data) {
+			t.Fatal("ReadFromAt past the source's end: the server file is not the source")
+		}
+	})
 }
 
 // TestReadFromAtResendsFromSource: the server restarts while ReadFromAt
@@ -207,38 +203,34 @@ func TestReadFromAtResendsFromSource(t *testing.T) {
 // file is the source's bytes.
 func TestReadFromAtFile(t *testing.T) {
 	const bs = 64 << 10
-	for _, proto := range protos {
-		t.Run(proto, func(t *testing.T) {
-			s := startServer(t)
-			f := s.dial(proto, "bs=64K&depth=4")
-			data := pattern(7*bs+123, 5)
-			p := filepath.Join(t.TempDir(), "src")
-			if err := os.WriteFile(p, data, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			src, err := os.Open(p)
+	forEachProto(t, "bs=64K&depth=4", func(t *testing.T, _ string, s *server, f *nfsclient.FS) {
+		data := pattern(7*bs+123, 5)
+		p := filepath.Join(t.TempDir(), "src")
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		src, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer src.Close()
+		for _, c := range []struct {
+			off, n int64
+			want   []byte
+		}{{0, -1, data}, {4096, 3 * bs, data[4096 : 4096+3*bs]}} {
+			w, err := f.Create("file.bin")
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer src.Close()
-			for _, c := range []struct {
-				off, n int64
-				want   []byte
-			}{{0, -1, data}, {4096, 3 * bs, data[4096 : 4096+3*bs]}} {
-				w, err := f.Create("file.bin")
-				if err != nil {
-					t.Fatal(err)
-				}
-				if n, err := w.ReadFromAt(src, c.off, c.n); err != nil || n != int64(len(c.want)) {
-					t.Fatalf("ReadFromAt(file, %d, %d): %d, %v", c.off, c.n, n, err)
-				}
-				w.Close()
-				if got, _ := os.ReadFile(filepath.Join(s.dir, "file.bin")); !bytes.Equal(got, c.want) {
-					t.Fatalf("ReadFromAt(file, %d, %d): the server file differs", c.off, c.n)
-				}
+			if n, err := w.ReadFromAt(src, c.off, c.n); err != nil || n != int64(len(c.want)) {
+				t.Fatalf("ReadFromAt(file, %d, %d): %d, %v", c.off, c.n, n, err)
 			}
-		})
-	}
+			w.Close()
+			if got, _ := os.ReadFile(filepath.Join(s.dir, "file.bin")); !bytes.Equal(got, c.want) {
+				t.Fatalf("ReadFromAt(file, %d, %d): the server file differs", c.off, c.n)
+			}
+		}
+	})
 }
 
 // TestReadFromAtTruncatedSource: the local file shrinks after ReadFromAt
@@ -290,57 +282,53 @@ func TestReadFromAtTruncatedSource(t *testing.T) {
 // A file that cannot be written fails the copy with the write's error.
 func TestWriteToAtFile(t *testing.T) {
 	const bs = 64 << 10
-	for _, proto := range protos {
-		t.Run(proto, func(t *testing.T) {
-			s := startServer(t)
-			f := s.dial(proto, "bs=64K&depth=4")
-			dst := filepath.Join(t.TempDir(), "dst")
-			for _, size := range []int{0, 1, bs - 1, bs, bs + 1, 5*bs + 4097} {
-				data := pattern(size, byte(size))
-				if err := os.WriteFile(filepath.Join(s.dir, "r.bin"), data, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				around := bytes.Repeat([]byte{0xaa}, size+200)
-				if err := os.WriteFile(dst, around, 0o600); err != nil {
-					t.Fatal(err)
-				}
-				out, err := os.OpenFile(dst, os.O_RDWR, 0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				r, err := f.OpenFile("r.bin", nfsclient.O_RDONLY, 0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				before := f.Stats().BytesReadDirect
-				n, err := r.WriteToAt(out, 100)
-				r.Close()
-				out.Close()
-				if err != nil || n != int64(size) {
-					t.Fatalf("size %d: WriteToAt: %d, %v", size, n, err)
-				}
-				want := append(append(around[:100:100], data...), around[100+size:]...)
-				if got, _ := os.ReadFile(dst); !bytes.Equal(got, want) {
-					t.Fatalf("size %d: the local file differs", size)
-				}
-				direct := f.Stats().BytesReadDirect - before
-				if wantDirect := map[string]int64{"tcp": int64(size), "rdma": 0}[proto]; direct != wantDirect {
-					t.Fatalf("size %d: %d bytes direct, want %d", size, direct, wantDirect)
-				}
+	forEachProto(t, "bs=64K&depth=4", func(t *testing.T, proto string, s *server, f *nfsclient.FS) {
+		dst := filepath.Join(t.TempDir(), "dst")
+		for _, size := range []int{0, 1, bs - 1, bs, bs + 1, 5*bs + 4097} {
+			data := pattern(size, byte(size))
+			if err := os.WriteFile(filepath.Join(s.dir, "r.bin"), data, 0o644); err != nil {
+				t.Fatal(err)
 			}
-			ro, err := os.Open(dst)
+			around := bytes.Repeat([]byte{0xaa}, size+200)
+			if err := os.WriteFile(dst, around, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			out, err := os.OpenFile(dst, os.O_RDWR, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer ro.Close()
 			r, err := f.OpenFile("r.bin", nfsclient.O_RDONLY, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer r.Close()
-			if n, err := r.WriteToAt(ro, 0); err == nil || n != 0 {
-				t.Fatalf("WriteToAt into a read-only file: %d, %v", n, err)
+			before := f.Stats().BytesReadDirect
+			n, err := r.WriteToAt(out, 100)
+			r.Close()
+			out.Close()
+			if err != nil || n != int64(size) {
+				t.Fatalf("size %d: WriteToAt: %d, %v", size, n, err)
 			}
-		})
-	}
+			want := append(append(around[:100:100], data...), around[100+size:]...)
+			if got, _ := os.ReadFile(dst); !bytes.Equal(got, want) {
+				t.Fatalf("size %d: the local file differs", size)
+			}
+			direct := f.Stats().BytesReadDirect - before
+			if wantDirect := map[string]int64{"tcp": int64(size), "rdma": 0}[proto]; direct != wantDirect {
+				t.Fatalf("size %d: %d bytes direct, want %d", size, direct, wantDirect)
+			}
+		}
+		ro, err := os.Open(dst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ro.Close()
+		r, err := f.OpenFile("r.bin", nfsclient.O_RDONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		if n, err := r.WriteToAt(ro, 0); err == nil || n != 0 {
+			t.Fatalf("WriteToAt into a read-only file: %d, %v", n, err)
+		}
+	})
 }

@@ -136,3 +136,15 @@ func (s *server) dial(proto string, extra string) *nfsclient.FS {
 }
 
 var protos = []string{"tcp", "rdma"}
+
+// forEachProto runs test as a subtest over each of protos, each with a
+// server of its own and the export mounted over the protocol with the
+// URL's extra query parameters.
+func forEachProto(t *testing.T, extra string, test func(t *testing.T, proto string, s *server, f *nfsclient.FS)) {
+	for _, proto := range protos {
+		t.Run(proto, func(t *testing.T) {
+			s := startServer(t)
+			test(t, proto, s, s.dial(proto, extra))
+		})
+	}
+}

@@ -73,82 +73,78 @@ func TestFSTestFS(t *testing.T) {
 }
 
 func TestReadWriteLarge(t *testing.T) {
-	for _, proto := range protos {
-		t.Run(proto, func(t *testing.T) {
-			s := startServer(t)
-			f := s.dial(proto, "bs=64K&depth=6&nconnect=3")
-			data := pattern(5<<20+4097, 9)
-			w, err := f.Create("big.bin")
-			if err != nil {
-				t.Fatal(err)
+	forEachProto(t, "bs=64K&depth=6&nconnect=3", func(t *testing.T, proto string, s *server, f *nfsclient.FS) {
+		data := pattern(5<<20+4097, 9)
+		w, err := f.Create("big.bin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// ReadFrom (io.Copy) pipelines WRITEs.
+		if n, err := io.Copy(w, bytes.NewReader(data)); err != nil || n != int64(len(data)) {
+			t.Fatalf("copy in: %d, %v", n, err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		onDisk, err := os.ReadFile(filepath.Join(s.dir, "big.bin"))
+		if err != nil || !bytes.Equal(onDisk, data) {
+			t.Fatalf("server file differs (%d bytes, %v)", len(onDisk), err)
+		}
+		got, err := f.ReadFile("big.bin")
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("ReadFile: %d bytes, %v", len(got), err)
+		}
+		// WriteTo (io.Copy out) pipelines READs in order.
+		r, err := f.OpenFile("big.bin", nfsclient.O_RDONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		if n, err := io.Copy(&out, r); err != nil || n != int64(len(data)) || !bytes.Equal(out.Bytes(), data) {
+			t.Fatalf("copy out: %d, %v", n, err)
+		}
+		// ReadAt in the middle, across block boundaries, and at EOF.
+		p := make([]byte, 200000)
+		if n, err := r.ReadAt(p, 1<<20-7); err != nil || n != len(p) || !bytes.Equal(p, data[1<<20-7:1<<20-7+len(p)]) {
+			t.Fatalf("ReadAt: %d, %v", n, err)
+		}
+		if n, err := r.ReadAt(p, int64(len(data))-100); err != io.EOF || n != 100 {
+			t.Fatalf("ReadAt at the end: %d, %v, want 100, EOF", n, err)
+		}
+		r.Close()
+		// WriteAt in the middle, then Sync.
+		rw, err := f.OpenFile("big.bin", nfsclient.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		patch := pattern(300000, 4)
+		if n, err := rw.WriteAt(patch, 777777); err != nil || n != len(patch) {
+			t.Fatalf("WriteAt: %d, %v", n, err)
+		}
+		if err := rw.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		copy(data[777777:], patch)
+		rw.Close()
+		if got, _ := os.ReadFile(filepath.Join(s.dir, "big.bin")); !bytes.Equal(got, data) {
+			t.Fatal("WriteAt did not land")
+		}
+		st := f.Stats()
+		if st.ReadCalls == 0 || st.WriteCalls == 0 || st.Commits == 0 {
+			t.Errorf("stats %+v", st)
+		}
+		if proto == "rdma" {
+			k := st.RDMA
+			if k.Binds == 0 || k.Binds != k.RemoteInvalidations+k.LocalInvalidations {
+				t.Errorf("RDMA memory keys: %+v: every bind must be invalidated", k)
 			}
-			// ReadFrom (io.Copy) pipelines WRITEs.
-			if n, err := io.Copy(w, bytes.NewReader(data)); err != nil || n != int64(len(data)) {
-				t.Fatalf("copy in: %d, %v", n, err)
+			// READ data came through the registered region, except
+			// that of READs small enough to come inline (< 4 KiB each).
+			if k.PayloadCopies == 0 || k.PayloadBytes > st.BytesRead || k.PayloadBytes < st.BytesRead-st.ReadCalls*4096 {
+				t.Errorf("payload copies %d (%d bytes) for %d READs of %d bytes", k.PayloadCopies, k.PayloadBytes, st.ReadCalls, st.BytesRead)
 			}
-			if err := w.Close(); err != nil {
-				t.Fatal(err)
-			}
-			onDisk, err := os.ReadFile(filepath.Join(s.dir, "big.bin"))
-			if err != nil || !bytes.Equal(onDisk, data) {
-				t.Fatalf("server file differs (%d bytes, %v)", len(onDisk), err)
-			}
-			got, err := f.ReadFile("big.bin")
-			if err != nil || !bytes.Equal(got, data) {
-				t.Fatalf("ReadFile: %d bytes, %v", len(got), err)
-			}
-			// WriteTo (io.Copy out) pipelines READs in order.
-			r, err := f.OpenFile("big.bin", nfsclient.O_RDONLY, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var out bytes.Buffer
-			if n, err := io.Copy(&out, r); err != nil || n != int64(len(data)) || !bytes.Equal(out.Bytes(), data) {
-				t.Fatalf("copy out: %d, %v", n, err)
-			}
-			// ReadAt in the middle, across block boundaries, and at EOF.
-			p := make([]byte, 200000)
-			if n, err := r.ReadAt(p, 1<<20-7); err != nil || n != len(p) || !bytes.Equal(p, data[1<<20-7:1<<20-7+len(p)]) {
-				t.Fatalf("ReadAt: %d, %v", n, err)
-			}
-			if n, err := r.ReadAt(p, int64(len(data))-100); err != io.EOF || n != 100 {
-				t.Fatalf("ReadAt at the end: %d, %v, want 100, EOF", n, err)
-			}
-			r.Close()
-			// WriteAt in the middle, then Sync.
-			rw, err := f.OpenFile("big.bin", nfsclient.O_RDWR, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			patch := pattern(300000, 4)
-			if n, err := rw.WriteAt(patch, 777777); err != nil || n != len(patch) {
-				t.Fatalf("WriteAt: %d, %v", n, err)
-			}
-			if err := rw.Sync(); err != nil {
-				t.Fatal(err)
-			}
-			copy(data[777777:], patch)
-			rw.Close()
-			if got, _ := os.ReadFile(filepath.Join(s.dir, "big.bin")); !bytes.Equal(got, data) {
-				t.Fatal("WriteAt did not land")
-			}
-			st := f.Stats()
-			if st.ReadCalls == 0 || st.WriteCalls == 0 || st.Commits == 0 {
-				t.Errorf("stats %+v", st)
-			}
-			if proto == "rdma" {
-				k := st.RDMA
-				if k.Binds == 0 || k.Binds != k.RemoteInvalidations+k.LocalInvalidations {
-					t.Errorf("RDMA memory keys: %+v: every bind must be invalidated", k)
-				}
-				// READ data came through the registered region, except
-				// that of READs small enough to come inline (< 4 KiB each).
-				if k.PayloadCopies == 0 || k.PayloadBytes > st.BytesRead || k.PayloadBytes < st.BytesRead-st.ReadCalls*4096 {
-					t.Errorf("payload copies %d (%d bytes) for %d READs of %d bytes", k.PayloadCopies, k.PayloadBytes, st.ReadCalls, st.BytesRead)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 func TestErrors(t *testing.T) {
