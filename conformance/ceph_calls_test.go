@@ -4,8 +4,6 @@ package conformance
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"net/netip"
 	"testing"
@@ -13,6 +11,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/gonfsrdma/gonfsrdma/internal/cephtest"
 	"github.com/gonfsrdma/gonfsrdma/metrics/meter"
 	"github.com/gonfsrdma/gonfsrdma/nfs"
 	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
@@ -72,14 +71,12 @@ func (r *callRig) do(t *testing.T, what string, proc uint32, args []byte, res in
 // counted over many calls of each on one export of the test cluster: a
 // call more (a second getattr per READ, say) fails it.
 func TestCephCallsPerProcedure(t *testing.T) {
-	conf := cephConf(t)
+	conf := cephtest.Conf(t)
 	top, err := cephfs.New(cephfs.Options{ConfigFile: conf})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := make([]byte, 6)
-	rand.Read(b)
-	name := "calls-" + hex.EncodeToString(b)
+	name := cephtest.FreshName("calls-")
 	_, _, err = top.Mkdir(vfs.Cred{}, top.Root(), name, 0o777)
 	top.Close()
 	if err != nil {

@@ -31,12 +31,6 @@ import (
 // is suiteGrace, a few seconds, so the grace tests stay short.
 func startDaemon(t *testing.T, fabric *softfabric.Fabric, rdmaAddr string) (d *daemon.Daemon, export, roExport string, pmPort int) {
 	t.Helper()
-	clientPM, err := rpcbind.Start(context.Background(), zap.NewNop(), rpcbind.Config{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { clientPM.Close(context.Background()) })
-	suiteCallbackPortmap = clientPM.Addr().String()
 	tmp := t.TempDir()
 	export = filepath.Join(tmp, "export")
 	if err := os.Mkdir(export, 0o777); err != nil {
@@ -51,12 +45,28 @@ func startDaemon(t *testing.T, fabric *softfabric.Fabric, rdmaAddr string) (d *d
 	if err := os.WriteFile(filepath.Join(roExport, "file"), []byte("read-only data\n"), 0o666); err != nil {
 		t.Fatal(err)
 	}
-	exports := filepath.Join(tmp, "exports")
 	lines := export + " 127.0.0.1(rw,insecure,no_root_squash)\n" + roExport + " 127.0.0.1(ro,insecure,no_root_squash)\n"
+	d, pmPort = startDaemonExporting(t, fabric, rdmaAddr, lines)
+	return d, export, roExport, pmPort
+}
+
+// startDaemonExporting runs a whole server with the exports file lines,
+// rpcbind on a private port and, when fabric is not nil, NFS over
+// RPC-over-RDMA on the software fabric at rdmaAddr, as startDaemon says;
+// it returns the daemon and its rpcbind port.
+func startDaemonExporting(t *testing.T, fabric *softfabric.Fabric, rdmaAddr, lines string) (d *daemon.Daemon, pmPort int) {
+	t.Helper()
+	clientPM, err := rpcbind.Start(context.Background(), zap.NewNop(), rpcbind.Config{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { clientPM.Close(context.Background()) })
+	suiteCallbackPortmap = clientPM.Addr().String()
+	tmp := t.TempDir()
+	exports := filepath.Join(tmp, "exports")
 	if err := os.WriteFile(exports, []byte(lines), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
 	cfg := daemon.Config{
 		ExportsFile: exports,
 		NFSAddr:     "127.0.0.1:0",
@@ -73,17 +83,16 @@ func startDaemon(t *testing.T, fabric *softfabric.Fabric, rdmaAddr string) (d *d
 	if fabric != nil {
 		cfg.RDMAProvider, cfg.RDMAAddr, cfg.RequireRDMA = fabric, rdmaAddr, true
 	}
-	d, err = daemon.Start(ctx, zap.NewNop(), cfg)
+	d, err = daemon.Start(context.Background(), zap.NewNop(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pmPort = d.PortmapAddr().(*net.TCPAddr).Port
 	t.Cleanup(func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
 		d.Shutdown(sctx)
 	})
-	return d, export, roExport, pmPort
+	return d, d.PortmapAddr().(*net.TCPAddr).Port
 }
 
 // suiteGrace is the in-process server's grace period: long enough for

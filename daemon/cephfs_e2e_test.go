@@ -14,7 +14,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net"
@@ -30,6 +29,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gonfsrdma/gonfsrdma/daemon"
+	"github.com/gonfsrdma/gonfsrdma/internal/cephtest"
 	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
 	"github.com/gonfsrdma/gonfsrdma/nlm"
 	"github.com/gonfsrdma/gonfsrdma/vfs"
@@ -182,21 +182,13 @@ func (w *prefixWriter) Write(p []byte) (int, error) {
 func cephExport(t *testing.T) string {
 	t.Helper()
 	requireRoot(t)
-	conf := os.Getenv("CEPH_CONF")
-	if conf == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CEPH_CONF is not set: run the Ceph tests with `make test-ceph` (CI=true: not skipping)")
-		}
-		t.Skip("no Ceph cluster: run `make test-ceph`")
-	}
+	conf := cephtest.Conf(t)
 	top, err := cephfs.New(cephfs.Options{ConfigFile: conf})
 	if err != nil {
 		t.Fatalf("mount the test file system: %v", err)
 	}
 	defer top.Close()
-	b := make([]byte, 6)
-	rand.Read(b)
-	dir := "heads-" + hex.EncodeToString(b)
+	dir := cephtest.FreshName("heads-")
 	if _, _, err := top.Mkdir(vfs.Cred{}, top.Root(), dir, 0o777); err != nil {
 		t.Fatal(err)
 	}

@@ -3,31 +3,13 @@
 package cephfs
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"os"
 	"sync"
 	"testing"
 
+	"github.com/gonfsrdma/gonfsrdma/internal/cephtest"
 	"github.com/gonfsrdma/gonfsrdma/vfs"
 	"github.com/gonfsrdma/gonfsrdma/vfs/vfstest"
 )
-
-// cephConf returns the configuration of the test cluster
-// (scripts/ceph-cluster.sh sets CEPH_CONF). Without one the test skips,
-// except under CI=true, where it fails: CI runs `make test-ceph`, which
-// starts the cluster.
-func cephConf(t testing.TB) string {
-	t.Helper()
-	conf := os.Getenv("CEPH_CONF")
-	if conf == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CEPH_CONF is not set: run the Ceph tests with `make test-ceph` (CI=true: not skipping)")
-		}
-		t.Skip("no Ceph cluster: run `make test-ceph`")
-	}
-	return conf
-}
 
 var (
 	topOnce sync.Once
@@ -44,9 +26,7 @@ func exportDir(t testing.TB, conf string) string {
 	if topErr != nil {
 		t.Fatalf("mount /: %v", topErr)
 	}
-	b := make([]byte, 6)
-	rand.Read(b)
-	name := "t-" + hex.EncodeToString(b)
+	name := cephtest.FreshName("t-")
 	if _, _, err := top.Mkdir(vfs.Cred{}, top.Root(), name, 0o755); err != nil {
 		t.Fatalf("mkdir %s: %v", name, err)
 	}
@@ -54,7 +34,7 @@ func exportDir(t testing.TB, conf string) string {
 }
 
 func TestConformance(t *testing.T) {
-	conf := cephConf(t)
+	conf := cephtest.Conf(t)
 	vfstest.RequireRoot(t)
 	vfstest.RunFSTests(t, func(t *testing.T) vfs.FS {
 		f, err := New(Options{ConfigFile: conf, Root: exportDir(t, conf), HandleDomain: []byte{1, 0, 0, 0, 7}})

@@ -10,13 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gonfsrdma/gonfsrdma/internal/cephtest"
 	"github.com/gonfsrdma/gonfsrdma/vfs"
 )
 
 // Two mounts of one directory are two heads: separate libcephfs clients
 // (MDS sessions) in one process, as two gonfsrdma processes would be.
 func twoHeads(t *testing.T) (a, b *FS) {
-	conf := cephConf(t)
+	conf := cephtest.Conf(t)
 	dir := exportDir(t, conf)
 	dom := []byte{1, 0, 0, 0, 5}
 	var err error
@@ -92,7 +93,7 @@ func TestHeadsShareHandles(t *testing.T) {
 
 // A head with another key refuses the others' handles.
 func TestHeadsOtherKeyStale(t *testing.T) {
-	conf := cephConf(t)
+	conf := cephtest.Conf(t)
 	dir := exportDir(t, conf)
 	a, err := New(Options{ConfigFile: conf, Root: dir})
 	if err != nil {
@@ -170,7 +171,7 @@ func TestHeadsLocksConflict(t *testing.T) {
 // system reads it (GraceEnd), and its next start without grace removes
 // the record.
 func TestHeadsShareGraceRecords(t *testing.T) {
-	conf := cephConf(t)
+	conf := cephtest.Conf(t)
 	dir := exportDir(t, conf)
 	idA, idB := "test-a-"+t.Name(), "test-b-"+t.Name()
 	until := time.Now().Add(time.Hour).Truncate(time.Microsecond)
