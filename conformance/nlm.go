@@ -66,6 +66,19 @@ func lockTest(body func(s *lockSession) error) func(*Env) error {
 	}
 }
 
+// lockCallbackTest is lockTest for a body that takes the server's
+// callbacks (GRANTED_MSG, the _RES of the _MSG procedures, SM_NOTIFY)
+// through the suite's callback peer p.
+func lockCallbackTest(body func(s *lockSession, p *callbackPeer) error) func(*Env) error {
+	return lockTest(func(s *lockSession) error {
+		p, err := s.e.callbacks()
+		if err != nil {
+			return err
+		}
+		return body(s, p)
+	})
+}
+
 func (s *lockSession) cookie() []byte {
 	s.seq++
 	return binary.BigEndian.AppendUint32([]byte("cf"), s.seq)
@@ -90,6 +103,16 @@ func (s *lockSession) lockWith(c oncrpc.Caller, a nlm.LockArgs) (nlm.Stat, error
 		return 0, fmt.Errorf("LOCK reply cookie %x, sent %x (XNFS 14.1: the cookie is returned)", res.Cookie, a.Cookie)
 	}
 	return res.Stat, nil
+}
+
+// queueBBehindA has a lock the whole file, b's blocking LOCK of it wait
+// and a unlock, so that the server owes b a GRANTED.
+func (s *lockSession) queueBBehindA() error {
+	return steps(
+		s.expectLock(s.a, true, 0, 0, nlm.Granted, "a's LOCK"),
+		s.expectBlockLock(s.b, true, 0, 0, nlm.Blocked, "b's blocking LOCK"),
+		s.expectUnlock(s.a, 0, 0, "a's UNLOCK"),
+	)
 }
 
 func (s *lockSession) lock(o lockOwner, excl bool, off, n uint64) (nlm.Stat, error) {
@@ -155,6 +178,14 @@ func steps(errs ...func() error) error {
 func (s *lockSession) expectLock(o lockOwner, excl bool, off, n uint64, want nlm.Stat, what string) func() error {
 	return func() error {
 		st, err := s.lock(o, excl, off, n)
+		return wantNLM(st, err, want, what)
+	}
+}
+
+// expectBlockLock is expectLock for a blocking LOCK (block=true).
+func (s *lockSession) expectBlockLock(o lockOwner, excl bool, off, n uint64, want nlm.Stat, what string) func() error {
+	return func() error {
+		st, err := s.blockLock(o, excl, off, n)
 		return wantNLM(st, err, want, what)
 	}
 }
@@ -378,10 +409,7 @@ func testNLMCancelQueued(e *Env) error {
 	return lockTest(func(s *lockSession) error {
 		return steps(
 			s.expectLock(s.a, true, 0, 0, nlm.Granted, "a's LOCK"),
-			func() error {
-				st, err := s.blockLock(s.b, true, 0, 10)
-				return wantNLM(st, err, nlm.Blocked, "b's blocking LOCK")
-			},
+			s.expectBlockLock(s.b, true, 0, 10, nlm.Blocked, "b's blocking LOCK"),
 			func() error {
 				st, err := s.cancel(s.b, true, 0, 10)
 				return wantNLM(st, err, nlm.Granted, "b's CANCEL")
@@ -438,17 +466,10 @@ func (s *lockSession) answerGranted(ev event, st nlm.Stat) error {
 }
 
 func testNLMBlockedGranted(e *Env) error {
-	return lockTest(func(s *lockSession) error {
-		p, err := e.callbacks()
-		if err != nil {
-			return err
-		}
+	return lockCallbackTest(func(s *lockSession, p *callbackPeer) error {
 		if err := steps(
 			s.expectLock(s.a, true, 0, 0, nlm.Granted, "a's LOCK"),
-			func() error {
-				st, err := s.blockLock(s.b, true, 10, 5)
-				return wantNLM(st, err, nlm.Blocked, "b's blocking LOCK")
-			},
+			s.expectBlockLock(s.b, true, 10, 5, nlm.Blocked, "b's blocking LOCK"),
 		); err != nil {
 			return err
 		}
@@ -478,21 +499,11 @@ func testNLMBlockedGranted(e *Env) error {
 }
 
 func testNLMBlockedOrder(e *Env) error {
-	return lockTest(func(s *lockSession) error {
-		p, err := e.callbacks()
-		if err != nil {
-			return err
-		}
+	return lockCallbackTest(func(s *lockSession, p *callbackPeer) error {
 		if err := steps(
 			s.expectLock(s.a, true, 0, 0, nlm.Granted, "a's LOCK"),
-			func() error {
-				st, err := s.blockLock(s.b, true, 0, 0)
-				return wantNLM(st, err, nlm.Blocked, "b's blocking LOCK")
-			},
-			func() error {
-				st, err := s.blockLock(s.c, true, 0, 0)
-				return wantNLM(st, err, nlm.Blocked, "c's blocking LOCK")
-			},
+			s.expectBlockLock(s.b, true, 0, 0, nlm.Blocked, "b's blocking LOCK"),
+			s.expectBlockLock(s.c, true, 0, 0, nlm.Blocked, "c's blocking LOCK"),
 			s.expectUnlock(s.a, 0, 0, "a's UNLOCK"),
 		); err != nil {
 			return err
@@ -517,19 +528,8 @@ func testNLMBlockedOrder(e *Env) error {
 }
 
 func testNLMGrantedRefused(e *Env) error {
-	return lockTest(func(s *lockSession) error {
-		p, err := e.callbacks()
-		if err != nil {
-			return err
-		}
-		if err := steps(
-			s.expectLock(s.a, true, 0, 0, nlm.Granted, "a's LOCK"),
-			func() error {
-				st, err := s.blockLock(s.b, true, 0, 0)
-				return wantNLM(st, err, nlm.Blocked, "b's blocking LOCK")
-			},
-			s.expectUnlock(s.a, 0, 0, "a's UNLOCK"),
-		); err != nil {
+	return lockCallbackTest(func(s *lockSession, p *callbackPeer) error {
+		if err := s.queueBBehindA(); err != nil {
 			return err
 		}
 		ev, err := p.await(e.Ctx, 10*time.Second, grantedFor(s.b, s.fh, 0, 0))
@@ -558,19 +558,8 @@ func testNLMGrantedRefused(e *Env) error {
 }
 
 func testNLMGrantedRetry(e *Env) error {
-	return lockTest(func(s *lockSession) error {
-		p, err := e.callbacks()
-		if err != nil {
-			return err
-		}
-		if err := steps(
-			s.expectLock(s.a, true, 0, 0, nlm.Granted, "a's LOCK"),
-			func() error {
-				st, err := s.blockLock(s.b, true, 0, 0)
-				return wantNLM(st, err, nlm.Blocked, "b's blocking LOCK")
-			},
-			s.expectUnlock(s.a, 0, 0, "a's UNLOCK"),
-		); err != nil {
+	return lockCallbackTest(func(s *lockSession, p *callbackPeer) error {
+		if err := s.queueBBehindA(); err != nil {
 			return err
 		}
 		if _, err := p.await(e.Ctx, 10*time.Second, grantedFor(s.b, s.fh, 0, 0)); err != nil {
@@ -589,19 +578,10 @@ func testNLMRepoll(e *Env) error {
 	return lockTest(func(s *lockSession) error {
 		return steps(
 			s.expectLock(s.a, true, 0, 0, nlm.Granted, "a's LOCK"),
-			func() error {
-				st, err := s.blockLock(s.b, true, 0, 0)
-				return wantNLM(st, err, nlm.Blocked, "b's blocking LOCK")
-			},
-			func() error {
-				st, err := s.blockLock(s.b, true, 0, 0)
-				return wantNLM(st, err, nlm.Blocked, "b's re-poll while a holds it")
-			},
+			s.expectBlockLock(s.b, true, 0, 0, nlm.Blocked, "b's blocking LOCK"),
+			s.expectBlockLock(s.b, true, 0, 0, nlm.Blocked, "b's re-poll while a holds it"),
 			s.expectUnlock(s.a, 0, 0, "a's UNLOCK"),
-			func() error {
-				st, err := s.blockLock(s.b, true, 0, 0)
-				return wantNLM(st, err, nlm.Granted, "b's re-poll after a's UNLOCK (as the Linux client every 30 s)")
-			},
+			s.expectBlockLock(s.b, true, 0, 0, nlm.Granted, "b's re-poll after a's UNLOCK (as the Linux client every 30 s)"),
 		)
 	})(e)
 }
@@ -620,11 +600,7 @@ func resFor(proc uint32, cookie []byte) func(*event) bool {
 }
 
 func testNLMLockMsg(e *Env) error {
-	return lockTest(func(s *lockSession) error {
-		p, err := e.callbacks()
-		if err != nil {
-			return err
-		}
+	return lockCallbackTest(func(s *lockSession, p *callbackPeer) error {
 		a := s.lockArgs(s.a, true, 0, 10)
 		if err := nlm.CallMsg(e.Ctx, s.rpc, nlm.Vers4, nlm.ProcLockMsg, a.Append(nil, nlm.Vers4)); err != nil {
 			return fmt.Errorf("LOCK_MSG: %w", err)
@@ -653,11 +629,7 @@ func testNLMLockMsg(e *Env) error {
 }
 
 func testNLMTestMsg(e *Env) error {
-	return lockTest(func(s *lockSession) error {
-		p, err := e.callbacks()
-		if err != nil {
-			return err
-		}
+	return lockCallbackTest(func(s *lockSession, p *callbackPeer) error {
 		if err := s.expectLock(s.a, true, 7, 3, nlm.Granted, "a's LOCK")(); err != nil {
 			return err
 		}
@@ -926,7 +898,7 @@ func testNLMDRC(e *Env) error {
 		c := nlm.CancelArgs{Cookie: s.cookie(), Block: true, Exclusive: true, Lock: s.nlmLock(s.c, s.fh, 40, 10)}
 		cancel := raw(nlm.ProcCancel, c.Append(nil, nlm.Vers4))
 		blockC := func(what string) func() error {
-			return func() error { st, err := s.blockLock(s.c, true, 40, 10); return wantNLM(st, err, nlm.Blocked, what) }
+			return s.expectBlockLock(s.c, true, 40, 10, nlm.Blocked, what)
 		}
 		return steps(
 			sent(lock, nlm.Granted, "LOCK"),
@@ -986,10 +958,7 @@ func testNLMDeadlock(e *Env) error {
 				return wantNLM(st, err, nlm.Granted, "b's LOCK of the second file")
 			},
 			func() error { st, err := onSecond(s.a, true); return wantNLM(st, err, nlm.Blocked, "a waits for b") },
-			func() error {
-				st, err := s.blockLock(s.b, true, 0, 0)
-				return wantNLM(st, err, nlm.Deadlock, "b waiting for a would deadlock (knfsd: posix_locks_deadlock)")
-			},
+			s.expectBlockLock(s.b, true, 0, 0, nlm.Deadlock, "b waiting for a would deadlock (knfsd: posix_locks_deadlock)"),
 			func() error { st, err := s.cancel(s.a, true, 0, 0); return wantNLM(st, err, nlm.Granted, "CANCEL") },
 		)
 	})(e)

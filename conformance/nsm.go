@@ -232,11 +232,7 @@ func waitGrace(e *Env, start time.Time) error {
 }
 
 func testNSMCrashNotify(e *Env) error {
-	return lockTest(func(s *lockSession) error {
-		p, err := e.callbacks()
-		if err != nil {
-			return err
-		}
+	return lockCallbackTest(func(s *lockSession, p *callbackPeer) error {
 		if err := s.expectLock(s.a, true, 0, 10, nlm.Granted, "a's LOCK (monitors a)")(); err != nil {
 			return err
 		}

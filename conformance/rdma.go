@@ -555,9 +555,7 @@ func testRDMAReplyChunkUnused(e *Env) error {
 	defer p.close()
 	xid := p.c.NextXID()
 	rc := rdmaproto.Chunk{p.buf.Segment(0, 65536)}
-	for i := range p.buf.Bytes()[:4096] {
-		p.buf.Bytes()[i] = 0xee
-	}
+	p.fill(4096, 0xee)
 	h, msg, err := p.roundTrip(rdmaHdr(xid, rdmaproto.ProcMsg, nil, nil, rc), p.nfsMsg(xid, wire.ProcGetattr, wire.AppendFH(nil, e.Root)))
 	if err != nil {
 		return err
@@ -620,6 +618,27 @@ func (p *rdmaPeer) fill(n int, v byte) {
 	}
 }
 
+// rdmaFilePeer makes the file "f" holding data in the test directory and
+// dials a new RPC-over-RDMA peer; the caller closes the peer.
+func (e *Env) rdmaFilePeer(data []byte) (fh []byte, p *rdmaPeer, err error) {
+	if fh, err = e.file(e.Dir, "f", data); err != nil {
+		return nil, nil, err
+	}
+	if p, err = e.rdmaDial(rdmaclient.Config{}); err != nil {
+		return nil, nil, err
+	}
+	return fh, p, nil
+}
+
+// readIntoWriteChunk sends a READ of count bytes of fh at off as RDMA_MSG
+// offering the Write chunk wc and returns the call's XID with the reply's
+// header and RPC message.
+func (p *rdmaPeer) readIntoWriteChunk(fh []byte, off uint64, count uint32, wc rdmaproto.Chunk) (xid uint32, h *rdmaproto.Header, msg []byte, err error) {
+	xid = p.c.NextXID()
+	h, msg, err = p.roundTrip(rdmaHdr(xid, rdmaproto.ProcMsg, nil, []rdmaproto.Chunk{wc}, nil), p.nfsMsg(xid, wire.ProcRead, readArgs(fh, off, count)))
+	return xid, h, msg, err
+}
+
 func readArgs(fh []byte, off uint64, n uint32) []byte {
 	a := wire.ReadArgs{FH: fh, Offset: off, Count: n}
 	return a.Append(nil)
@@ -627,19 +646,14 @@ func readArgs(fh []byte, off uint64, n uint32) []byte {
 
 func testRDMAReadChunk3(e *Env) error {
 	data := pattern(10000, 3)
-	fh, err := e.file(e.Dir, "f", data)
-	if err != nil {
-		return err
-	}
-	p, err := e.rdmaDial(rdmaclient.Config{})
+	fh, p, err := e.rdmaFilePeer(data)
 	if err != nil {
 		return err
 	}
 	defer p.close()
 	p.fill(16384, 0xee)
 	wc := rdmaproto.Chunk{p.buf.Segment(0, 4000), p.buf.Segment(4000, 4000), p.buf.Segment(8000, 4000)}
-	xid := p.c.NextXID()
-	h, msg, err := p.roundTrip(rdmaHdr(xid, rdmaproto.ProcMsg, nil, []rdmaproto.Chunk{wc}, nil), p.nfsMsg(xid, wire.ProcRead, readArgs(fh, 0, 10000)))
+	xid, h, msg, err := p.readIntoWriteChunk(fh, 0, 10000, wc)
 	if err != nil {
 		return err
 	}
@@ -668,11 +682,7 @@ func testRDMAReadChunk3(e *Env) error {
 
 func testRDMAReadShort(e *Env) error {
 	data := pattern(3000, 5)
-	fh, err := e.file(e.Dir, "f", data)
-	if err != nil {
-		return err
-	}
-	p, err := e.rdmaDial(rdmaclient.Config{})
+	fh, p, err := e.rdmaFilePeer(data)
 	if err != nil {
 		return err
 	}
@@ -683,8 +693,7 @@ func testRDMAReadShort(e *Env) error {
 		want int
 	}{{0, 3000}, {3000, 0}} {
 		wc := rdmaproto.Chunk{p.buf.Segment(0, 8192)}
-		xid := p.c.NextXID()
-		h, msg, err := p.roundTrip(rdmaHdr(xid, rdmaproto.ProcMsg, nil, []rdmaproto.Chunk{wc}, nil), p.nfsMsg(xid, wire.ProcRead, readArgs(fh, tc.off, 8192)))
+		xid, h, msg, err := p.readIntoWriteChunk(fh, tc.off, 8192, wc)
 		if err != nil {
 			return err
 		}
@@ -719,8 +728,7 @@ func testRDMAReadError(e *Env) error {
 	}
 	defer p.close()
 	wc := rdmaproto.Chunk{p.buf.Segment(0, 4096), p.buf.Segment(4096, 4096)}
-	xid := p.c.NextXID()
-	h, msg, err := p.roundTrip(rdmaHdr(xid, rdmaproto.ProcMsg, nil, []rdmaproto.Chunk{wc}, nil), p.nfsMsg(xid, wire.ProcRead, readArgs(e.Dir, 0, 8192)))
+	xid, h, msg, err := p.readIntoWriteChunk(e.Dir, 0, 8192, wc)
 	if err != nil {
 		return err
 	}
@@ -748,19 +756,14 @@ func testRDMAReadError(e *Env) error {
 }
 
 func testRDMAReadChunkSmall(e *Env) error {
-	fh, err := e.file(e.Dir, "f", pattern(8192, 1))
-	if err != nil {
-		return err
-	}
-	p, err := e.rdmaDial(rdmaclient.Config{})
+	fh, p, err := e.rdmaFilePeer(pattern(8192, 1))
 	if err != nil {
 		return err
 	}
 	defer p.close()
 	p.fill(8192, 0xee)
 	wc := rdmaproto.Chunk{p.buf.Segment(0, 4096)}
-	xid := p.c.NextXID()
-	h, _, err := p.roundTrip(rdmaHdr(xid, rdmaproto.ProcMsg, nil, []rdmaproto.Chunk{wc}, nil), p.nfsMsg(xid, wire.ProcRead, readArgs(fh, 0, 8192)))
+	_, h, _, err := p.readIntoWriteChunk(fh, 0, 8192, wc)
 	if err != nil {
 		return err
 	}
@@ -804,11 +807,7 @@ func (e *Env) rdmaWrite(p *rdmaPeer, fh []byte, data []byte, segs []int) error {
 }
 
 func testRDMAWriteChunk(e *Env) error {
-	fh, err := e.file(e.Dir, "f", nil)
-	if err != nil {
-		return err
-	}
-	p, err := e.rdmaDial(rdmaclient.Config{})
+	fh, p, err := e.rdmaFilePeer(nil)
 	if err != nil {
 		return err
 	}
@@ -818,11 +817,7 @@ func testRDMAWriteChunk(e *Env) error {
 }
 
 func testRDMAWriteSplit(e *Env) error {
-	fh, err := e.file(e.Dir, "f", nil)
-	if err != nil {
-		return err
-	}
-	p, err := e.rdmaDial(rdmaclient.Config{})
+	fh, p, err := e.rdmaFilePeer(nil)
 	if err != nil {
 		return err
 	}
