@@ -369,11 +369,7 @@ func (s *Server) prepare(call *oncrpc.Call, l *Lock, exclusive bool) lockReq {
 
 func (s *Server) test(_ context.Context, call *oncrpc.Call, reply *oncrpc.Reply) error {
 	var a TestArgs
-	var r xdr.Reader
-	if err := a.Decode(call.ArgsReader(&r), call.Vers); err != nil {
-		return oncrpc.ErrGarbageArgs
-	}
-	if err := checkFH(call.Vers, a.Lock.FH); err != nil {
+	if err := decodeLockArgs(call, &a, &a.Lock); err != nil {
 		return err
 	}
 	res := TestRes{Cookie: a.Cookie}
@@ -407,11 +403,7 @@ func (s *Server) doTest(call *oncrpc.Call, a *TestArgs, h *Holder) Stat {
 func (s *Server) lockProc(monitor bool) oncrpc.Handler {
 	return func(_ context.Context, call *oncrpc.Call, reply *oncrpc.Reply) error {
 		var a LockArgs
-		var r xdr.Reader
-		if err := a.Decode(call.ArgsReader(&r), call.Vers); err != nil {
-			return oncrpc.ErrGarbageArgs
-		}
-		if err := checkFH(call.Vers, a.Lock.FH); err != nil {
+		if err := decodeLockArgs(call, &a, &a.Lock); err != nil {
 			return err
 		}
 		res := Res{Cookie: a.Cookie, Stat: s.doLock(call, &a, monitor).ForVersion(call.Vers)}
@@ -499,13 +491,23 @@ func (s *Server) noteHost(call *oncrpc.Call, key, name string, monitor bool) Sta
 	return Granted
 }
 
-func (s *Server) cancelProc(_ context.Context, call *oncrpc.Call, reply *oncrpc.Reply) error {
-	var a CancelArgs
+// decodeLockArgs decodes the arguments of call into a, the arguments of
+// TEST, LOCK, CANCEL or UNLOCK (or their _MSG forms), whose lock is lock,
+// and checks lock's file handle: GARBAGE_ARGS when they do not decode,
+// checkFH's error for a handle of the wrong form.
+func decodeLockArgs(call *oncrpc.Call, a interface {
+	Decode(r *xdr.Reader, vers uint32) error
+}, lock *Lock) error {
 	var r xdr.Reader
 	if err := a.Decode(call.ArgsReader(&r), call.Vers); err != nil {
 		return oncrpc.ErrGarbageArgs
 	}
-	if err := checkFH(call.Vers, a.Lock.FH); err != nil {
+	return checkFH(call.Vers, lock.FH)
+}
+
+func (s *Server) cancelProc(_ context.Context, call *oncrpc.Call, reply *oncrpc.Reply) error {
+	var a CancelArgs
+	if err := decodeLockArgs(call, &a, &a.Lock); err != nil {
 		return err
 	}
 	res := Res{Cookie: a.Cookie, Stat: s.doCancel(call, &a).ForVersion(call.Vers)}
@@ -530,11 +532,7 @@ func (s *Server) doCancel(call *oncrpc.Call, a *CancelArgs) Stat {
 
 func (s *Server) unlockProc(_ context.Context, call *oncrpc.Call, reply *oncrpc.Reply) error {
 	var a UnlockArgs
-	var r xdr.Reader
-	if err := a.Decode(call.ArgsReader(&r), call.Vers); err != nil {
-		return oncrpc.ErrGarbageArgs
-	}
-	if err := checkFH(call.Vers, a.Lock.FH); err != nil {
+	if err := decodeLockArgs(call, &a, &a.Lock); err != nil {
 		return err
 	}
 	res := Res{Cookie: a.Cookie, Stat: s.doUnlock(call, &a).ForVersion(call.Vers)}
