@@ -144,6 +144,20 @@ func exitCode(err error) int {
 
 func isRemote(arg string) bool { return strings.HasPrefix(arg, "nfs://") }
 
+// lstat is remote, with the file's information (of a symbolic link
+// itself, not its target).
+func (s *session) lstat(rawURL string) (*nfsclient.FS, string, fs.FileInfo, error) {
+	f, p, err := s.remote(rawURL)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	fi, err := f.Lstat(p)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return f, p, fi, nil
+}
+
 // remote mounts the export of rawURL (once per session) and returns the
 // FS and the path below the export.
 func (s *session) remote(rawURL string) (*nfsclient.FS, string, error) {
@@ -272,11 +286,7 @@ func runLs(s *session, c *cli.Command) error {
 	}
 	var all []entryJSON
 	for i, arg := range c.Args().Slice() {
-		f, p, err := s.remote(arg)
-		if err != nil {
-			return err
-		}
-		fi, err := f.Lstat(p)
+		f, p, fi, err := s.lstat(arg)
 		if err != nil {
 			return err
 		}
@@ -378,11 +388,7 @@ func runStat(s *session, c *cli.Command) error {
 	}
 	var all []entryJSON
 	for _, arg := range c.Args().Slice() {
-		f, p, err := s.remote(arg)
-		if err != nil {
-			return err
-		}
-		fi, err := f.Lstat(p)
+		f, p, fi, err := s.lstat(arg)
 		if err != nil {
 			return err
 		}
