@@ -144,6 +144,25 @@ func exitCode(err error) int {
 
 func isRemote(arg string) bool { return strings.HasPrefix(arg, "nfs://") }
 
+// forEachRemote checks that c has at least one argument, all nfs://
+// URLs, and runs do on each in turn with the mounted FS and the path below
+// the export, stopping at the first error.
+func forEachRemote(s *session, c *cli.Command, do func(arg string, f *nfsclient.FS, p string) error) error {
+	if err := needArgs(c, 1); err != nil {
+		return err
+	}
+	for _, arg := range c.Args().Slice() {
+		f, p, err := s.remote(arg)
+		if err != nil {
+			return err
+		}
+		if err := do(arg, f, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // lstat is remote, with the file's information (of a symbolic link
 // itself, not its target).
 func (s *session) lstat(rawURL string) (*nfsclient.FS, string, fs.FileInfo, error) {
@@ -361,25 +380,15 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 func runCat(s *session, c *cli.Command) error {
-	if err := needArgs(c, 1); err != nil {
-		return err
-	}
-	for _, arg := range c.Args().Slice() {
-		f, p, err := s.remote(arg)
-		if err != nil {
-			return err
-		}
+	return forEachRemote(s, c, func(_ string, f *nfsclient.FS, p string) error {
 		file, err := f.OpenFile(p, nfsclient.O_RDONLY, 0)
 		if err != nil {
 			return err
 		}
 		_, err = file.WriteTo(s.out)
 		file.Close()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+		return err
+	})
 }
 
 func runStat(s *session, c *cli.Command) error {
@@ -412,42 +421,23 @@ func runStat(s *session, c *cli.Command) error {
 }
 
 func runMkdir(s *session, c *cli.Command) error {
-	if err := needArgs(c, 1); err != nil {
-		return err
-	}
-	for _, arg := range c.Args().Slice() {
-		f, p, err := s.remote(arg)
-		if err != nil {
-			return err
-		}
+	return forEachRemote(s, c, func(_ string, f *nfsclient.FS, p string) error {
 		if c.Bool("p") {
-			err = f.MkdirAll(p, 0o777)
-		} else {
-			err = f.Mkdir(p, 0o777)
+			return f.MkdirAll(p, 0o777)
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+		return f.Mkdir(p, 0o777)
+	})
 }
 
 func runRm(s *session, c *cli.Command) error {
-	if err := needArgs(c, 1); err != nil {
-		return err
-	}
-	for _, arg := range c.Args().Slice() {
-		f, p, err := s.remote(arg)
-		if err != nil {
-			return err
-		}
+	return forEachRemote(s, c, func(arg string, f *nfsclient.FS, p string) error {
 		if p == "." {
 			return usageError{"refusing to remove the export's root"}
 		}
 		fi, err := f.Lstat(p)
 		if err != nil {
 			if c.Bool("f") && errors.Is(err, fs.ErrNotExist) {
-				continue
+				return nil
 			}
 			return err
 		}
@@ -455,15 +445,10 @@ func runRm(s *session, c *cli.Command) error {
 			return fmt.Errorf("%s: is a directory (use -r)", arg)
 		}
 		if c.Bool("r") {
-			err = f.RemoveAll(p)
-		} else {
-			err = f.Remove(p)
+			return f.RemoveAll(p)
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+		return f.Remove(p)
+	})
 }
 
 func runMv(s *session, c *cli.Command) error {
