@@ -82,31 +82,53 @@ type raceEnv struct {
 // victim<->f, where victim is a root:root 0644 file; a second link
 // outside the export keeps the inode to judge.
 func raceCreateRename(t *testing.T, e *raceEnv) {
-	dir := filepath.Join(e.exp, "r2")
-	mkdirOwned(t, dir, 0, 0, 0o777)
-	victim := filepath.Join(dir, "victim")
-	writeFile(t, victim, "victim data", 0, 0, 0o644)
-	held := filepath.Join(e.keep, "r2-victim")
-	must(t, os.Link(victim, held))
-	fh := lookupPath(t, e.admin, e.exportRoot, "r2")
+	fh, held := heldVictimDir(t, e, "r2", "r2-victim")
 	race(t, e.env, func(c *Conn, i int) error {
 		if _, _, err := c.Create(fh, "f", Unchecked, Mode(0o666)); err != nil {
 			return err
 		}
 		_, err := c.Remove(fh, "f")
 		return err
-	}, func(c *Conn, i int) error {
-		if _, err := c.Rename(fh, "victim", fh, "f"); err != nil {
-			return err
-		}
-		_, err := c.Rename(fh, "f", fh, "victim")
-		return err
-	})
-	if got := lstat(t, held); got.uid != 0 || got.gid != 0 || got.mode != 0o644 {
-		t.Errorf("after %d CREATE/RENAME races the root:root 0644 file is %v", raceIterations, got)
-	}
+	}, swapNames(fh, "victim", "f"))
+	checkHeldVictim(t, held, "CREATE")
 	if b, _ := os.ReadFile(held); string(b) != "victim data" {
 		t.Errorf("the root-owned file now holds %q", b)
+	}
+}
+
+// swapNames is a racer that renames from to to in dir and back.
+func swapNames(dir []byte, from, to string) func(c *Conn, i int) error {
+	return func(c *Conn, i int) error {
+		if _, err := c.Rename(dir, from, dir, to); err != nil {
+			return err
+		}
+		_, err := c.Rename(dir, to, dir, from)
+		return err
+	}
+}
+
+// heldVictimDir makes the root-owned directory name (mode 0777) at the
+// export's top with "victim" in it, a root:root 0644 file holding "victim
+// data", and a second link to it, keep, outside the export that holds the
+// inode to judge. It returns the directory's handle and the held link's
+// path.
+func heldVictimDir(t *testing.T, e *raceEnv, name, keep string) (fh []byte, held string) {
+	t.Helper()
+	dir := filepath.Join(e.exp, name)
+	mkdirOwned(t, dir, 0, 0, 0o777)
+	victim := filepath.Join(dir, "victim")
+	writeFile(t, victim, "victim data", 0, 0, 0o644)
+	held = filepath.Join(e.keep, keep)
+	must(t, os.Link(victim, held))
+	return lookupPath(t, e.admin, e.exportRoot, name), held
+}
+
+// checkHeldVictim fails the test unless the held victim of
+// heldVictimDir is still root:root 0644 after the op/RENAME races.
+func checkHeldVictim(t *testing.T, held, op string) {
+	t.Helper()
+	if got := lstat(t, held); got.uid != 0 || got.gid != 0 || got.mode != 0o644 {
+		t.Errorf("after %d %s/RENAME races the root:root 0644 file is %v", raceIterations, op, got)
 	}
 }
 
@@ -133,13 +155,7 @@ func raceMkdirRename(t *testing.T, e *raceEnv) {
 		}
 		_, err := c.Rmdir(fh, "d")
 		return err
-	}, func(c *Conn, i int) error {
-		if _, err := c.Rename(fh, "victim", fh, "d"); err != nil {
-			return err
-		}
-		_, err := c.Rename(fh, "d", fh, "victim")
-		return err
-	})
+	}, swapNames(fh, "victim", "d"))
 	names := findIno(t, dir, ino)
 	if len(names) != 1 {
 		t.Fatalf("the victim directory is now at %v", names)
@@ -215,29 +231,15 @@ func raceSymlinkMknodRename(t *testing.T, e *raceEnv) {
 		}},
 	} {
 		t.Run(op.name, func(t *testing.T) {
-			dir := filepath.Join(e.exp, "r4-"+op.name)
-			mkdirOwned(t, dir, 0, 0, 0o777)
-			victim := filepath.Join(dir, "victim")
-			writeFile(t, victim, "victim data", 0, 0, 0o644)
-			held := filepath.Join(e.keep, "r4-"+op.name)
-			must(t, os.Link(victim, held))
-			fh := lookupPath(t, e.admin, e.exportRoot, "r4-"+op.name)
+			fh, held := heldVictimDir(t, e, "r4-"+op.name, "r4-"+op.name)
 			race(t, e.env, func(c *Conn, i int) error {
 				if err := op.do(c, fh); err != nil {
 					return err
 				}
 				_, err := c.Remove(fh, "f")
 				return err
-			}, func(c *Conn, i int) error {
-				if _, err := c.Rename(fh, "victim", fh, "f"); err != nil {
-					return err
-				}
-				_, err := c.Rename(fh, "f", fh, "victim")
-				return err
-			})
-			if got := lstat(t, held); got.uid != 0 || got.gid != 0 || got.mode != 0o644 {
-				t.Errorf("after %d %s/RENAME races the root:root 0644 file is %v", raceIterations, op.name, got)
-			}
+			}, swapNames(fh, "victim", "f"))
+			checkHeldVictim(t, held, op.name)
 		})
 	}
 }
