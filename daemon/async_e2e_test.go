@@ -1,18 +1,15 @@
 package daemon_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/gonfsrdma/gonfsrdma/daemon"
 	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 )
@@ -29,27 +26,9 @@ func TestAsyncExport(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	file := filepath.Join(tmp, "exports")
 	text := syncDir + " 127.0.0.1(rw,insecure,no_root_squash)\n" + asyncDir + " 127.0.0.1(rw,insecure,no_root_squash,async)\n"
-	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	core, logs := observer.New(zapcore.WarnLevel)
-	d, err := daemon.Start(context.Background(), zap.New(core), daemon.Config{
-		ExportsFile: file,
-		NFSAddr:     "127.0.0.1:0",
-		MountAddr:   "127.0.0.1:0",
-		NoPortmap:   true,
-		StateDir:    filepath.Join(tmp, "state"),
-	})
-	if err != nil {
-		t.Fatalf("daemon.Start: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		d.Shutdown(ctx)
-	})
+	d := startDaemonLogging(t, zap.New(core), text)
 	var warned []string
 	for _, e := range logs.All() {
 		if strings.Contains(e.Message, "async") {

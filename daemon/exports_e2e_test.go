@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gonfsrdma/gonfsrdma/daemon"
+	"github.com/gonfsrdma/gonfsrdma/internal/exporttest"
 	"github.com/gonfsrdma/gonfsrdma/nfs"
 	"github.com/gonfsrdma/gonfsrdma/nfs/client"
 	"github.com/gonfsrdma/gonfsrdma/nfs/mount"
@@ -59,26 +60,25 @@ func requireRoot(t *testing.T) {
 // root.
 func exportDir(t *testing.T, mode os.FileMode) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "export")
-	if err := os.Mkdir(dir, mode); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, mode); err != nil { // beat the umask
-		t.Fatal(err)
-	}
-	return dir
+	return exporttest.Dir(t, mode)
 }
 
 // startDaemon writes exportsText to a file and starts a daemon on it.
 func startDaemon(t *testing.T, exportsText string) *testDaemon {
 	t.Helper()
 	requireRoot(t)
+	return startDaemonLogging(t, zap.NewNop(), exportsText)
+}
+
+// startDaemonLogging is startDaemon logging to log, for any user.
+func startDaemonLogging(t *testing.T, log *zap.Logger, exportsText string) *testDaemon {
+	t.Helper()
 	tmp := t.TempDir()
 	file := filepath.Join(tmp, "exports")
 	if err := os.WriteFile(file, []byte(exportsText), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d, err := daemon.Start(context.Background(), zap.NewNop(), daemon.Config{
+	d, err := daemon.Start(context.Background(), log, daemon.Config{
 		ExportsFile: file,
 		NFSAddr:     "127.0.0.1:0",
 		MountAddr:   "127.0.0.1:0",

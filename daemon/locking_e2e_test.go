@@ -48,6 +48,25 @@ func shutdown(d *daemon.Daemon) {
 	d.Shutdown(ctx)
 }
 
+// startPortmapDaemon starts a daemon (needs root) exporting a fresh
+// directory to 127.0.0.1, with its own rpcbind on a private port and its
+// exports file and state directory in tmp; noNLM leaves NLM and NSM out.
+// It is shut down when the test ends.
+func startPortmapDaemon(t *testing.T, tmp string, noNLM bool) *daemon.Daemon {
+	t.Helper()
+	requireRoot(t)
+	dir := exportDir(t, 0o777)
+	d, err := daemon.Start(context.Background(), zap.NewNop(), daemon.Config{
+		ExportsFile: writeExports(t, tmp, dir+" 127.0.0.1(rw,insecure)\n"), NFSAddr: "127.0.0.1:0", MountAddr: "127.0.0.1:0",
+		PortmapAddr: "127.0.0.1:0", StateDir: filepath.Join(tmp, "state"), NoNLM: noNLM,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { shutdown(d) })
+	return d
+}
+
 func writeExports(t *testing.T, dir, text string) string {
 	t.Helper()
 	p := filepath.Join(dir, "exports")
@@ -333,17 +352,8 @@ func TestLockRDMAOnlyExport(t *testing.T) {
 
 // TestNoNLM: --no-nlm serves and registers neither NLM nor NSM.
 func TestNoNLM(t *testing.T) {
-	requireRoot(t)
 	tmp := t.TempDir()
-	dir := exportDir(t, 0o777)
-	d, err := daemon.Start(context.Background(), zap.NewNop(), daemon.Config{
-		ExportsFile: writeExports(t, tmp, dir+" 127.0.0.1(rw,insecure)\n"), NFSAddr: "127.0.0.1:0", MountAddr: "127.0.0.1:0",
-		PortmapAddr: "127.0.0.1:0", StateDir: filepath.Join(tmp, "state"), NoNLM: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer shutdown(d)
+	d := startPortmapDaemon(t, tmp, true)
 	if d.NLM() != nil || d.NSM() != nil || d.NLMPort() != 0 || d.NSMPort() != 0 {
 		t.Fatal("locking runs with NoNLM")
 	}
@@ -364,17 +374,7 @@ func TestNoNLM(t *testing.T) {
 // TestLockingRegistered: by default NLM v1, v3, v4 and NSM v1 are
 // registered over TCP and UDP at the ports the daemon serves them on.
 func TestLockingRegistered(t *testing.T) {
-	requireRoot(t)
-	tmp := t.TempDir()
-	dir := exportDir(t, 0o777)
-	d, err := daemon.Start(context.Background(), zap.NewNop(), daemon.Config{
-		ExportsFile: writeExports(t, tmp, dir+" 127.0.0.1(rw,insecure)\n"), NFSAddr: "127.0.0.1:0", MountAddr: "127.0.0.1:0",
-		PortmapAddr: "127.0.0.1:0", StateDir: filepath.Join(tmp, "state"),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer shutdown(d)
+	d := startPortmapDaemon(t, t.TempDir(), false)
 	pm := dialFrom(t, d.PortmapAddr(), "127.0.0.1", false)
 	for _, m := range []struct {
 		prog, vers uint32
@@ -392,17 +392,7 @@ func TestLockingRegistered(t *testing.T) {
 // called back with struct status (mon_name, new state, priv) when that
 // host's SM_NOTIFY arrives, found through this daemon's rpcbind.
 func TestNSMMonCallback(t *testing.T) {
-	requireRoot(t)
-	tmp := t.TempDir()
-	dir := exportDir(t, 0o777)
-	d, err := daemon.Start(context.Background(), zap.NewNop(), daemon.Config{
-		ExportsFile: writeExports(t, tmp, dir+" 127.0.0.1(rw,insecure)\n"), NFSAddr: "127.0.0.1:0", MountAddr: "127.0.0.1:0",
-		PortmapAddr: "127.0.0.1:0", StateDir: filepath.Join(tmp, "state"),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer shutdown(d)
+	d := startPortmapDaemon(t, t.TempDir(), false)
 	// The local program: 300099 v1, procedure 1 records the status.
 	const prog = 300099
 	got := make(chan nsm.Status, 1)

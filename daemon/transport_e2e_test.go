@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/gonfsrdma/gonfsrdma/internal/exporttest"
 	nfsclient "github.com/gonfsrdma/gonfsrdma/nfs/client"
 	"github.com/gonfsrdma/gonfsrdma/nfs/mount"
 	"github.com/gonfsrdma/gonfsrdma/nfs/nfstest"
@@ -26,18 +25,8 @@ import (
 // RPC-over-RDMA, and returns the root handle obtained through MOUNT.
 func startForTransport(t *testing.T, fabric *softfabric.Fabric, rdmaAddr string) (*Daemon, []byte) {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "export")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	exportsFile := filepath.Join(t.TempDir(), "exports")
-	line := fmt.Sprintf("%s 127.0.0.1(rw,no_root_squash,insecure,fsid=3)\n", dir)
-	if err := os.WriteFile(exportsFile, []byte(line), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := exporttest.Dir(t, 0o755)
+	exportsFile := exporttest.File(t, fmt.Sprintf("%s 127.0.0.1(rw,no_root_squash,insecure,fsid=3)\n", dir))
 	cfg := Config{
 		ExportsFile: exportsFile,
 		NFSAddr:     "127.0.0.1:0",

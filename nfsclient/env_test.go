@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -15,6 +13,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/gonfsrdma/gonfsrdma/daemon"
+	"github.com/gonfsrdma/gonfsrdma/internal/exporttest"
 	"github.com/gonfsrdma/gonfsrdma/nfsclient"
 	"github.com/gonfsrdma/gonfsrdma/verbs/softfabric"
 )
@@ -34,18 +33,8 @@ var rdmaSeq atomic.Int32
 
 func startServer(t *testing.T) *server {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "export")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	exportsFile := filepath.Join(t.TempDir(), "exports")
-	line := fmt.Sprintf("%s 127.0.0.1(rw,no_root_squash,insecure,fsid=7)\n", dir)
-	if err := os.WriteFile(exportsFile, []byte(line), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := exporttest.Dir(t, 0o755)
+	exportsFile := exporttest.File(t, fmt.Sprintf("%s 127.0.0.1(rw,no_root_squash,insecure,fsid=7)\n", dir))
 	s := &server{t: t, dir: dir, fab: softfabric.NewFabric(), rdmaAddr: fmt.Sprintf("fabric-nfs-%d:20049", rdmaSeq.Add(1))}
 	s.cfg = daemon.Config{
 		ExportsFile:  exportsFile,
