@@ -108,6 +108,26 @@ func (e *Env) stale() ([]byte, error) {
 	return fh, nil
 }
 
+// wantStaleFile runs op on the handle of a removed file (stale) and
+// wants NFS3ERR_STALE from it.
+func (e *Env) wantStaleFile(what string, op func(fh []byte) error) error {
+	fh, err := e.stale()
+	if err != nil {
+		return err
+	}
+	return want(op(fh), wire.ErrStale, what)
+}
+
+// wantStaleIn runs op on the handle of a removed directory (staleDir)
+// and wants NFS3ERR_STALE from it.
+func (e *Env) wantStaleIn(what string, op func(d []byte) error) error {
+	d, err := e.staleDir()
+	if err != nil {
+		return err
+	}
+	return want(op(d), wire.ErrStale, what)
+}
+
 // staleDir returns the handle of a directory that has been removed.
 func (e *Env) staleDir() ([]byte, error) {
 	fh, err := e.mkdir(e.Dir, "gonedir")

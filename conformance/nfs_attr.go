@@ -53,12 +53,10 @@ func testGetattrFile(e *Env) error {
 }
 
 func testGetattrStale(e *Env) error {
-	fh, err := e.stale()
-	if err != nil {
+	return e.wantStaleFile("GETATTR of a removed file", func(fh []byte) error {
+		_, err := e.C.Getattr(e.Ctx, fh)
 		return err
-	}
-	_, err = e.C.Getattr(e.Ctx, fh)
-	return want(err, wire.ErrStale, "GETATTR of a removed file")
+	})
 }
 
 func testGetattrBadHandle(e *Env) error {
@@ -183,12 +181,10 @@ func testSetattrGuard(e *Env) error {
 }
 
 func testSetattrStale(e *Env) error {
-	fh, err := e.stale()
-	if err != nil {
+	return e.wantStaleFile("SETATTR of a removed file", func(fh []byte) error {
+		_, err := e.C.Setattr(e.Ctx, fh, mode(0o600), nil)
 		return err
-	}
-	_, err = e.C.Setattr(e.Ctx, fh, mode(0o600), nil)
-	return want(err, wire.ErrStale, "SETATTR of a removed file")
+	})
 }
 
 func testSetattrDirSize(e *Env) error {
@@ -336,12 +332,10 @@ func testAccessDir(e *Env) error {
 }
 
 func testAccessStale(e *Env) error {
-	fh, err := e.stale()
-	if err != nil {
+	return e.wantStaleFile("ACCESS of a removed file", func(fh []byte) error {
+		_, err := e.C.Access(e.Ctx, fh, wire.AccessRead)
 		return err
-	}
-	_, err = e.C.Access(e.Ctx, fh, wire.AccessRead)
-	return want(err, wire.ErrStale, "ACCESS of a removed file")
+	})
 }
 
 func testReadlink(e *Env) error {
@@ -418,10 +412,8 @@ func testPathconf(e *Env) error {
 }
 
 func testFsstatStale(e *Env) error {
-	fh, err := e.stale()
-	if err != nil {
+	return e.wantStaleFile("FSSTAT of a removed file", func(fh []byte) error {
+		_, err := e.C.Fsstat(e.Ctx, fh)
 		return err
-	}
-	_, err = e.C.Fsstat(e.Ctx, fh)
-	return want(err, wire.ErrStale, "FSSTAT of a removed file")
+	})
 }

@@ -236,12 +236,10 @@ func testMkdirDot(e *Env) error {
 }
 
 func testMkdirStale(e *Env) error {
-	d, err := e.staleDir()
-	if err != nil {
+	return e.wantStaleIn("MKDIR in a removed directory", func(d []byte) error {
+		_, err := e.C.Mkdir(e.Ctx, d, "x", mode(0o755))
 		return err
-	}
-	_, err = e.C.Mkdir(e.Ctx, d, "x", mode(0o755))
-	return want(err, wire.ErrStale, "MKDIR in a removed directory")
+	})
 }
 
 func testSymlinkLong(e *Env) error {
@@ -273,12 +271,10 @@ func testSymlinkNameTooLong(e *Env) error {
 }
 
 func testSymlinkStale(e *Env) error {
-	d, err := e.staleDir()
-	if err != nil {
+	return e.wantStaleIn("SYMLINK in a removed directory", func(d []byte) error {
+		_, err := e.C.Symlink(e.Ctx, d, "l", "t", mode(0o777))
 		return err
-	}
-	_, err = e.C.Symlink(e.Ctx, d, "l", "t", mode(0o777))
-	return want(err, wire.ErrStale, "SYMLINK in a removed directory")
+	})
 }
 
 func testReadlinkStale(e *Env) error {
@@ -360,12 +356,10 @@ func testMknodNameTooLong(e *Env) error {
 }
 
 func testMknodStale(e *Env) error {
-	d, err := e.staleDir()
-	if err != nil {
+	return e.wantStaleIn("MKNOD in a removed directory", func(d []byte) error {
+		_, err := e.C.Mknod(e.Ctx, d, "p", wire.TypeFIFO, mode(0o644), wire.Specdata{})
 		return err
-	}
-	_, err = e.C.Mknod(e.Ctx, d, "p", wire.TypeFIFO, mode(0o644), wire.Specdata{})
-	return want(err, wire.ErrStale, "MKNOD in a removed directory")
+	})
 }
 
 func testRemoveNameTooLong(e *Env) error {
@@ -374,12 +368,10 @@ func testRemoveNameTooLong(e *Env) error {
 }
 
 func testRemoveStale(e *Env) error {
-	d, err := e.staleDir()
-	if err != nil {
+	return e.wantStaleIn("REMOVE in a removed directory", func(d []byte) error {
+		_, err := e.C.Remove(e.Ctx, d, "x")
 		return err
-	}
-	_, err = e.C.Remove(e.Ctx, d, "x")
-	return want(err, wire.ErrStale, "REMOVE in a removed directory")
+	})
 }
 
 func testRemoveOpenFile(e *Env) error {
@@ -416,12 +408,10 @@ func testRmdirNameTooLong(e *Env) error {
 }
 
 func testRmdirStale(e *Env) error {
-	d, err := e.staleDir()
-	if err != nil {
+	return e.wantStaleIn("RMDIR in a removed directory", func(d []byte) error {
+		_, err := e.C.Rmdir(e.Ctx, d, "x")
 		return err
-	}
-	_, err = e.C.Rmdir(e.Ctx, d, "x")
-	return want(err, wire.ErrStale, "RMDIR in a removed directory")
+	})
 }
 
 func testRenameDirOverEmpty(e *Env) error {
@@ -560,12 +550,10 @@ func testLinkStale(e *Env) error {
 	if err := want(err, wire.ErrStale, "LINK into a removed directory"); err != nil {
 		return err
 	}
-	gone, err := e.stale()
-	if err != nil {
+	return e.wantStaleFile("LINK of a removed file", func(gone []byte) error {
+		_, err := e.C.Link(e.Ctx, gone, e.Dir, "h")
 		return err
-	}
-	_, err = e.C.Link(e.Ctx, gone, e.Dir, "h")
-	return want(err, wire.ErrStale, "LINK of a removed file")
+	})
 }
 
 func testLinkNotDir(e *Env) error {
@@ -650,21 +638,17 @@ func testFsstatBadHandle(e *Env) error {
 }
 
 func testPathconfStale(e *Env) error {
-	fh, err := e.stale()
-	if err != nil {
+	return e.wantStaleFile("PATHCONF of a removed file", func(fh []byte) error {
+		_, err := e.C.Pathconf(e.Ctx, fh)
 		return err
-	}
-	_, err = e.C.Pathconf(e.Ctx, fh)
-	return want(err, wire.ErrStale, "PATHCONF of a removed file")
+	})
 }
 
 func testFsinfoStale(e *Env) error {
-	fh, err := e.stale()
-	if err != nil {
+	return e.wantStaleFile("FSINFO of a removed file", func(fh []byte) error {
+		_, err := e.C.Fsinfo(e.Ctx, fh)
 		return err
-	}
-	_, err = e.C.Fsinfo(e.Ctx, fh)
-	return want(err, wire.ErrStale, "FSINFO of a removed file")
+	})
 }
 
 func testAccessBadHandle(e *Env) error {

@@ -139,12 +139,10 @@ func testReaddirBadHandle(e *Env) error {
 }
 
 func testReaddirplusStale(e *Env) error {
-	d, err := e.staleDir()
-	if err != nil {
+	return e.wantStaleIn("READDIRPLUS of a removed directory", func(d []byte) error {
+		_, err := e.C.Readdirplus(e.Ctx, d, 0, [8]byte{}, 4096, 8192)
 		return err
-	}
-	_, err = e.C.Readdirplus(e.Ctx, d, 0, [8]byte{}, 4096, 8192)
-	return want(err, wire.ErrStale, "READDIRPLUS of a removed directory")
+	})
 }
 
 func testReaddirplusSmallDircount(e *Env) error {

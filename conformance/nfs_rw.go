@@ -164,21 +164,17 @@ func testWriteDir(e *Env) error {
 }
 
 func testReadStale(e *Env) error {
-	fh, err := e.stale()
-	if err != nil {
+	return e.wantStaleFile("READ of a removed file", func(fh []byte) error {
+		_, err := e.C.Read(e.Ctx, fh, 0, 10)
 		return err
-	}
-	_, err = e.C.Read(e.Ctx, fh, 0, 10)
-	return want(err, wire.ErrStale, "READ of a removed file")
+	})
 }
 
 func testWriteStale(e *Env) error {
-	fh, err := e.stale()
-	if err != nil {
+	return e.wantStaleFile("WRITE to a removed file", func(fh []byte) error {
+		_, err := e.C.Write(e.Ctx, fh, 0, []byte("x"), wire.FileSync)
 		return err
-	}
-	_, err = e.C.Write(e.Ctx, fh, 0, []byte("x"), wire.FileSync)
-	return want(err, wire.ErrStale, "WRITE to a removed file")
+	})
 }
 
 func testReadBadHandle(e *Env) error {
@@ -247,12 +243,10 @@ func testCommitDir(e *Env) error {
 }
 
 func testCommitStale(e *Env) error {
-	fh, err := e.stale()
-	if err != nil {
+	return e.wantStaleFile("COMMIT of a removed file", func(fh []byte) error {
+		_, err := e.C.Commit(e.Ctx, fh, 0, 0)
 		return err
-	}
-	_, err = e.C.Commit(e.Ctx, fh, 0, 0)
-	return want(err, wire.ErrStale, "COMMIT of a removed file")
+	})
 }
 
 func testWriteCountMismatch(e *Env) error {
