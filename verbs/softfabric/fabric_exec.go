@@ -223,14 +223,8 @@ func (c *fabConn) execSend(e *sendEntry, p *fabConn) {
 
 // execWrite: IBV_WR_RDMA_WRITE places the gather list at RemoteAddr.
 func (c *fabConn) execWrite(e *sendEntry, p *fabConn) {
-	total, ok := c.gatherLen(e.sgl, false)
+	total, dst, ok := c.rdmaTarget(e, p, false)
 	if !ok {
-		c.fail(e, verbs.WCLocProtErr, verbs.ErrDisconnected)
-		return
-	}
-	dst, ok := c.remoteSeg(p, e, total, verbs.AccessRemoteWrite)
-	if !ok {
-		c.fail(e, verbs.WCRemAccessErr, &verbs.AsyncEventError{Event: verbs.EventQPAccessErr})
 		return
 	}
 	for _, s := range e.sgl {
@@ -243,14 +237,8 @@ func (c *fabConn) execWrite(e *sendEntry, p *fabConn) {
 
 // execRead: IBV_WR_RDMA_READ scatters the bytes at RemoteAddr into the SGL.
 func (c *fabConn) execRead(e *sendEntry, p *fabConn) {
-	total, ok := c.gatherLen(e.sgl, true)
+	total, src, ok := c.rdmaTarget(e, p, true)
 	if !ok {
-		c.fail(e, verbs.WCLocProtErr, verbs.ErrDisconnected)
-		return
-	}
-	src, ok := c.remoteSeg(p, e, total, verbs.AccessRemoteRead)
-	if !ok {
-		c.fail(e, verbs.WCRemAccessErr, &verbs.AsyncEventError{Event: verbs.EventQPAccessErr})
 		return
 	}
 	for _, s := range e.sgl {
@@ -259,4 +247,29 @@ func (c *fabConn) execRead(e *sendEntry, p *fabConn) {
 	}
 	c.fab.movedRead.Add(int64(total))
 	c.finishSend(e, verbs.WCSuccess, total)
+}
+
+// rdmaTarget checks the local SGL of an RDMA Write (read false) or Read
+// and the range of p's memory its rkey names, and returns the SGL's total
+// length and that range. When a check fails it fails e and tears the
+// connection down (fail) and ok is false: a local SGE out of bounds or
+// without the access is WCLocProtErr (the peer sees a disconnect), a
+// remote range the rkey does not allow WCRemAccessErr (the peer sees a QP
+// access error event).
+func (c *fabConn) rdmaTarget(e *sendEntry, p *fabConn, read bool) (total uint32, remote []byte, ok bool) {
+	need := verbs.AccessRemoteWrite
+	if read {
+		need = verbs.AccessRemoteRead
+	}
+	total, ok = c.gatherLen(e.sgl, read)
+	if !ok {
+		c.fail(e, verbs.WCLocProtErr, verbs.ErrDisconnected)
+		return 0, nil, false
+	}
+	remote, ok = c.remoteSeg(p, e, total, need)
+	if !ok {
+		c.fail(e, verbs.WCRemAccessErr, &verbs.AsyncEventError{Event: verbs.EventQPAccessErr})
+		return 0, nil, false
+	}
+	return total, remote, true
 }
