@@ -96,6 +96,19 @@ func (e *Env) attr(fh []byte) (wire.Fattr, error) {
 	return res.Attr, nil
 }
 
+// fileWithAttr is file, with the new file's attributes (GETATTR).
+func (e *Env) fileWithAttr(dir []byte, name string, data []byte) ([]byte, wire.Fattr, error) {
+	fh, err := e.file(dir, name, data)
+	if err != nil {
+		return nil, wire.Fattr{}, err
+	}
+	a, err := e.attr(fh)
+	if err != nil {
+		return nil, wire.Fattr{}, err
+	}
+	return fh, a, nil
+}
+
 // stale returns the handle of a file that has been removed.
 func (e *Env) stale() ([]byte, error) {
 	fh, err := e.file(e.Dir, "gone", nil)

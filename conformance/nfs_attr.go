@@ -28,11 +28,7 @@ func testGetattrRoot(e *Env) error {
 
 func testGetattrFile(e *Env) error {
 	data := pattern(1000, 3)
-	fh, err := e.file(e.Dir, "f", data)
-	if err != nil {
-		return err
-	}
-	a, err := e.attr(fh)
+	_, a, err := e.fileWithAttr(e.Dir, "f", data)
 	if err != nil {
 		return err
 	}
@@ -154,11 +150,7 @@ func testSetattrTimes(e *Env) error {
 }
 
 func testSetattrGuard(e *Env) error {
-	fh, err := e.file(e.Dir, "f", nil)
-	if err != nil {
-		return err
-	}
-	a, err := e.attr(fh)
+	fh, a, err := e.fileWithAttr(e.Dir, "f", nil)
 	if err != nil {
 		return err
 	}

@@ -49,11 +49,7 @@ func advanced(w wire.WccData, mtime, what string) error {
 }
 
 func testWccWrite(e *Env) error {
-	fh, err := e.file(e.Dir, "f", pattern(10, 1))
-	if err != nil {
-		return err
-	}
-	before, err := e.attr(fh)
+	fh, before, err := e.fileWithAttr(e.Dir, "f", pattern(10, 1))
 	if err != nil {
 		return err
 	}
@@ -219,11 +215,7 @@ func testSetattrServerTime(e *Env) error {
 }
 
 func testSetattrGuardOK(e *Env) error {
-	fh, err := e.file(e.Dir, "f", nil)
-	if err != nil {
-		return err
-	}
-	a, err := e.attr(fh)
+	fh, a, err := e.fileWithAttr(e.Dir, "f", nil)
 	if err != nil {
 		return err
 	}
@@ -310,11 +302,7 @@ func testGetattrUnique(e *Env) error {
 }
 
 func testLookupAttrs(e *Env) error {
-	fh, err := e.file(e.Dir, "f", []byte("hello"))
-	if err != nil {
-		return err
-	}
-	g, err := e.attr(fh)
+	_, g, err := e.fileWithAttr(e.Dir, "f", []byte("hello"))
 	if err != nil {
 		return err
 	}

@@ -115,11 +115,7 @@ func testReaddirStaleVerf(e *Env) error {
 }
 
 func testReaddirFileIDs(e *Env) error {
-	fh, err := e.file(e.Dir, "f", nil)
-	if err != nil {
-		return err
-	}
-	a, err := e.attr(fh)
+	_, a, err := e.fileWithAttr(e.Dir, "f", nil)
 	if err != nil {
 		return err
 	}
