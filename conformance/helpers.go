@@ -39,13 +39,9 @@ func (e *Env) file(dir []byte, name string, data []byte) ([]byte, error) {
 	if err != nil {
 		return nil, ok(err, "CREATE "+name)
 	}
-	fh := res.FH.FH
-	if !res.FH.Set {
-		l, err := e.C.Lookup(e.Ctx, dir, name)
-		if err != nil {
-			return nil, ok(err, "LOOKUP "+name)
-		}
-		fh = l.FH
+	fh, err := e.madeHandle(res.FH, dir, name)
+	if err != nil {
+		return nil, err
 	}
 	if len(data) > 0 {
 		if err := e.C.WriteAll(e.Ctx, fh, data); err != nil {
@@ -55,14 +51,12 @@ func (e *Env) file(dir []byte, name string, data []byte) ([]byte, error) {
 	return fh, nil
 }
 
-// mkdir creates dir/name with mode 0755.
-func (e *Env) mkdir(dir []byte, name string) ([]byte, error) {
-	res, err := e.C.Mkdir(e.Ctx, dir, name, mode(0o755))
-	if err != nil {
-		return nil, ok(err, "MKDIR "+name)
-	}
-	if res.FH.Set {
-		return res.FH.FH, nil
+// madeHandle is the handle of dir/name that a CREATE, MKDIR or SYMLINK
+// reply returned, fh, or when it returned none (post_op_fh3 may be
+// absent, RFC 1813 section 2.6), the one LOOKUP finds.
+func (e *Env) madeHandle(fh wire.PostOpFH, dir []byte, name string) ([]byte, error) {
+	if fh.Set {
+		return fh.FH, nil
 	}
 	l, err := e.C.Lookup(e.Ctx, dir, name)
 	if err != nil {
@@ -71,20 +65,22 @@ func (e *Env) mkdir(dir []byte, name string) ([]byte, error) {
 	return l.FH, nil
 }
 
+// mkdir creates dir/name with mode 0755.
+func (e *Env) mkdir(dir []byte, name string) ([]byte, error) {
+	res, err := e.C.Mkdir(e.Ctx, dir, name, mode(0o755))
+	if err != nil {
+		return nil, ok(err, "MKDIR "+name)
+	}
+	return e.madeHandle(res.FH, dir, name)
+}
+
 // symlink creates dir/name pointing at target.
 func (e *Env) symlink(dir []byte, name, target string) ([]byte, error) {
 	res, err := e.C.Symlink(e.Ctx, dir, name, target, mode(0o777))
 	if err != nil {
 		return nil, ok(err, "SYMLINK "+name)
 	}
-	if res.FH.Set {
-		return res.FH.FH, nil
-	}
-	l, err := e.C.Lookup(e.Ctx, dir, name)
-	if err != nil {
-		return nil, ok(err, "LOOKUP "+name)
-	}
-	return l.FH, nil
+	return e.madeHandle(res.FH, dir, name)
 }
 
 // attr returns the attributes of fh.
