@@ -103,3 +103,101 @@ func BenchmarkLookupFile(b *testing.B) {
 		r.run(b, "LOOKUP", lookup)
 	}
 }
+
+// createdFile makes file where.Name as benchUID and returns its handle.
+func createdFile(b *testing.B, r *dispatchRig, where wire.DirOpArgs) []byte {
+	r.xid++
+	r.msg = callAs(wire.ProcCreate, (&wire.CreateArgs{Where: where, How: wire.CreateHow{Mode: wire.Unchecked,
+		Attr: wire.Sattr{Mode: wire.SetUint32{Set: true, V: 0o644}}}}).Append(nil))
+	binary.BigEndian.PutUint32(r.msg, r.xid)
+	var res wire.CreateRes
+	var rd xdr.Reader
+	rd.Reset(r.do(b))
+	if res.Decode(&rd) != nil || res.Status != wire.OK || !res.FH.Set {
+		b.Fatalf("CREATE: %v", res.Status)
+	}
+	return append([]byte(nil), res.FH.FH...)
+}
+
+// BenchmarkSetattr is one SETATTR by the file's owner (benchUID): a
+// chmod, explicit times (what tar x and cp -p send), times set to the
+// server's clock (touch), and a truncation to 0 (an open with O_TRUNC).
+func BenchmarkSetattr(b *testing.B) {
+	cases := []struct {
+		name string
+		attr wire.Sattr
+	}{
+		{"mode", wire.Sattr{Mode: wire.SetUint32{Set: true, V: 0o640}}},
+		{"times", wire.Sattr{Atime: wire.SetTime{How: wire.SetToClientTime, Time: wire.Time{Sec: 1e9}},
+			Mtime: wire.SetTime{How: wire.SetToClientTime, Time: wire.Time{Sec: 1e9}}}},
+		{"now", wire.Sattr{Atime: wire.SetTime{How: wire.SetToServerTime}, Mtime: wire.SetTime{How: wire.SetToServerTime}}},
+		{"size0", wire.Sattr{Size: wire.SetUint64{Set: true}}},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			r, where := metaRig(b)
+			fh := createdFile(b, r, where)
+			setattr := callAs(wire.ProcSetattr, (&wire.SetattrArgs{FH: fh, Attr: c.attr}).Append(nil))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				r.run(b, "SETATTR", setattr)
+			}
+		})
+	}
+}
+
+// BenchmarkRename renames a file to another name in the same directory
+// and back (two RENAMEs per iteration), as an editor's or rsync's
+// write-then-rename does, in the export root and in a subdirectory.
+func BenchmarkRename(b *testing.B) {
+	for _, in := range []string{"root", "subdir"} {
+		b.Run(in, func(b *testing.B) {
+			r, where := metaRig(b)
+			if in == "subdir" {
+				where = subdir(b, r, where)
+			}
+			createdFile(b, r, where)
+			other := wire.DirOpArgs{Dir: where.Dir, Name: "g"}
+			there := callAs(wire.ProcRename, (&wire.RenameArgs{From: where, To: other}).Append(nil))
+			back := callAs(wire.ProcRename, (&wire.RenameArgs{From: other, To: where}).Append(nil))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				r.run(b, "RENAME", there)
+				r.run(b, "RENAME", back)
+			}
+		})
+	}
+}
+
+// BenchmarkMkdirRmdir is one MKDIR (mode 0755) and one RMDIR of the same
+// name per iteration.
+func BenchmarkMkdirRmdir(b *testing.B) {
+	r, where := metaRig(b)
+	mkdir := callAs(wire.ProcMkdir, (&wire.MkdirArgs{Where: where, Attr: wire.Sattr{Mode: wire.SetUint32{Set: true, V: 0o755}}}).Append(nil))
+	rmdir := callAs(wire.ProcRmdir, where.Append(nil))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		r.run(b, "MKDIR", mkdir)
+		r.run(b, "RMDIR", rmdir)
+	}
+}
+
+// BenchmarkLinkRemove is one LINK of the caller's file to a new name and
+// one REMOVE of that name per iteration (git's way of moving an object
+// into place).
+func BenchmarkLinkRemove(b *testing.B) {
+	r, where := metaRig(b)
+	fh := createdFile(b, r, where)
+	other := wire.DirOpArgs{Dir: where.Dir, Name: "g"}
+	link := callAs(wire.ProcLink, (&wire.LinkArgs{FH: fh, Link: other}).Append(nil))
+	remove := callAs(wire.ProcRemove, other.Append(nil))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		r.run(b, "LINK", link)
+		r.run(b, "REMOVE", remove)
+	}
+}

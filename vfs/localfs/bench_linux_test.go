@@ -12,10 +12,20 @@ import (
 // The OS backend's per-call cost on a cached file beyond os_linux_test.go's
 // BenchmarkReadAt and BenchmarkGetAttr: a 4 KiB WRITE by a caller (no
 // set-id bits: no identity switch, only the inside-the-export check of a
-// cache hit) and a LOOKUP that switches identity.
-func benchOS(b *testing.B, fn func(f *localfs.FS, h vfs.Handle, buf []byte) error) {
-	f := newOS(b, b.TempDir(), localfs.Options{HandleKey: []byte("0123456789abcdef-bench")})
-	h, _, err := f.Create(vfs.Cred{}, f.Root(), "f", 0o644, true, false, [8]byte{})
+// cache hit) and a LOOKUP that switches identity. The file "f" is the
+// server's, or owner's when given (the export root is then
+// world-writable).
+func benchOS(b *testing.B, fn func(f *localfs.FS, h vfs.Handle, buf []byte) error, owner ...vfs.Cred) {
+	root := b.TempDir()
+	var c vfs.Cred
+	if len(owner) > 0 {
+		c = owner[0]
+		if err := os.Chmod(root, 0o777); err != nil {
+			b.Fatal(err)
+		}
+	}
+	f := newOS(b, root, localfs.Options{HandleKey: []byte("0123456789abcdef-bench")})
+	h, _, err := f.Create(c, f.Root(), "f", 0o644, true, false, [8]byte{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -72,4 +82,48 @@ func BenchmarkOSCreateRemoveAsCaller(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// SETATTR of a caller's own file by that caller: a chmod and explicit
+// times, the calls tar x and cp -p make after each file.
+func BenchmarkOSSetAttrAsCaller(b *testing.B) {
+	user := vfs.Cred{UID: 1000, GID: 1000, GIDs: []uint32{5, 6}}
+	benchOS(b, func(f *localfs.FS, h vfs.Handle, _ []byte) error {
+		mode := uint32(0o640)
+		return f.SetAttr(user, h, vfs.SetAttr{Mode: &mode})
+	}, user)
+}
+
+// RENAME of a caller's file to another name in the same directory, as
+// that caller (in a world-writable directory).
+func BenchmarkOSRenameAsCaller(b *testing.B) {
+	user := vfs.Cred{UID: 1000, GID: 1000, GIDs: []uint32{5, 6}}
+	names := [2]string{"f", "g"}
+	i := 0
+	benchOS(b, func(f *localfs.FS, _ vfs.Handle, _ []byte) error {
+		i++
+		return f.Rename(user, f.Root(), names[(i+1)%2], f.Root(), names[i%2])
+	}, user)
+}
+
+// MKDIR then RMDIR of a new name by a caller other than the server.
+func BenchmarkOSMkdirRmdirAsCaller(b *testing.B) {
+	user := vfs.Cred{UID: 1000, GID: 1000, GIDs: []uint32{5, 6}}
+	benchOS(b, func(f *localfs.FS, _ vfs.Handle, _ []byte) error {
+		if _, _, err := f.Mkdir(user, f.Root(), "d", 0o755); err != nil {
+			return err
+		}
+		return f.Rmdir(user, f.Root(), "d")
+	}, user)
+}
+
+// LINK of a caller's file to a new name, then REMOVE of that name.
+func BenchmarkOSLinkRemoveAsCaller(b *testing.B) {
+	user := vfs.Cred{UID: 1000, GID: 1000, GIDs: []uint32{5, 6}}
+	benchOS(b, func(f *localfs.FS, h vfs.Handle, _ []byte) error {
+		if err := f.Link(user, h, f.Root(), "g"); err != nil {
+			return err
+		}
+		return f.Remove(user, f.Root(), "g")
+	}, user)
 }

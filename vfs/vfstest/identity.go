@@ -74,6 +74,8 @@ var identitySuite = []struct {
 	{"IdentityRenameDirNewParent", testIdentityRenameDirNewParent},
 	{"IdentitySetAttrRules", testIdentitySetAttrRules},
 	{"IdentityMkdirRenameRace", testIdentityMkdirRenameRace},
+	{"IdentityOwnerSetAttr", testIdentityOwnerSetAttr},
+	{"IdentityRenameSwapRace", testIdentityRenameSwapRace},
 }
 
 // New objects belong to the caller, with no window in which they are
@@ -320,5 +322,88 @@ func testIdentityMkdirRenameRace(c *checker) {
 	}
 	if found != 1 {
 		c.Errorf("the root-owned victim is under %d names, want 1", found)
+	}
+}
+
+// The owner's own SETATTRs, which the OS backend may run as the server,
+// leave what the kernel leaves for the owner: a chmod may set
+// set-user-ID, a truncation or a chown to its own ids clears it (the
+// owner is not root), explicit times need no write permission.
+func testIdentityOwnerSetAttr(c *checker) {
+	pub := c.pub()
+	f, _, err := c.fs.Create(user1, pub, "f", 0o644, true, false, noV)
+	c.ok(err, "create")
+	suid, ro, size, uid := uint32(0o4755), uint32(0o444), uint64(0), user1.UID
+	c.ok(c.fs.SetAttr(user1, f, vfs.SetAttr{Mode: &suid}), "chmod u+s by the owner")
+	if a := c.attr(f); a.Mode != 0o4755 {
+		c.Errorf("chmod 04755 by the owner: mode %#o", a.Mode)
+	}
+	c.ok(c.fs.SetAttr(user1, f, vfs.SetAttr{Size: &size}), "truncate by the owner")
+	if a := c.attr(f); a.Mode != 0o755 {
+		c.Errorf("after a truncate by the (non-root) owner: mode %#o, want 0755", a.Mode)
+	}
+	c.ok(c.fs.SetAttr(user1, f, vfs.SetAttr{Mode: &suid}), "chmod u+s by the owner")
+	c.ok(c.fs.SetAttr(user1, f, vfs.SetAttr{UID: &uid}), "chown to oneself")
+	if a := c.attr(f); a.Mode != 0o755 || a.UID != user1.UID {
+		c.Errorf("after a chown to its own uid: %d mode %#o, want %d 0755", a.UID, a.Mode, user1.UID)
+	}
+	c.ok(c.fs.SetAttr(user1, f, vfs.SetAttr{Mode: &ro}), "chmod 0444 by the owner")
+	then := time.Unix(1e9, 0)
+	c.ok(c.fs.SetAttr(user1, f, vfs.SetAttr{Atime: &then, Mtime: &then}), "explicit times on one's own read-only file")
+	if a := c.attr(f); !a.Mtime.Equal(then) || a.Mode != 0o444 {
+		c.Errorf("after explicit times: mtime %v mode %#o", a.Mtime, a.Mode)
+	}
+}
+
+// A caller moves a file of its own from one directory to another while
+// the name it moves is swapped, by root, with another user's 0755
+// directory: the kernel refuses to move that directory to a new parent
+// for the caller (no write permission on it), so whichever object the
+// name holds at the rename, the other user's directory never lands in
+// the second directory by the caller's hand. (A backend deciding which
+// object the name holds before the rename, and running the rename as
+// the server, would move it.)
+func testIdentityRenameSwapRace(c *checker) {
+	const iterations = 3000
+	p1 := c.rootDir(c.root, "s1", 0o777, 0, 0)
+	p2 := c.rootDir(c.root, "s2", 0o777, 0, 0)
+	c.rootDir(p1, "theirs", 0o755, user2.UID, user2.GID)
+	_, _, err := c.fs.Create(user1, p1, "n", 0o644, true, false, noV)
+	c.ok(err, "create")
+	var wg sync.WaitGroup
+	wg.Add(1)
+	done := make(chan struct{})
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			// n <-> theirs, through a third name.
+			c.fs.Rename(root, p1, "n", p1, "t")
+			c.fs.Rename(root, p1, "theirs", p1, "n")
+			c.fs.Rename(root, p1, "n", p1, "theirs")
+			c.fs.Rename(root, p1, "t", p1, "n")
+		}
+	}()
+	moved := 0
+	for range iterations {
+		if c.fs.Rename(user1, p1, "n", p2, "m") != nil {
+			continue
+		}
+		_, a, err := c.fs.Lookup(root, p2, "m")
+		if err == nil && a.Type == vfs.TypeDir {
+			c.Errorf("the caller moved another user's directory (%d:%d %#o) to a new parent", a.UID, a.GID, a.Mode)
+			break
+		}
+		moved++
+		c.fs.Rename(root, p2, "m", p1, "n")
+	}
+	close(done)
+	wg.Wait()
+	if moved == 0 {
+		c.Errorf("no rename of the caller's file succeeded in %d tries", iterations)
 	}
 }
