@@ -150,6 +150,19 @@
 // links it under its name, so no name ever shows another owner or a wider
 // mode (servercreate_linux.go lists the kernel rules this reproduces).
 //
+// SETATTR by the file's owner (chmod, explicit times or times set to
+// now, a truncation, a chown keeping the uid), and RENAME within one
+// directory that is not sticky, likewise run as the server where the
+// kernel's outcome for the caller is certain: no set-group-ID bit the
+// caller could not set, no set-id bit the identity would decide the
+// clearing of, a change of group only to one of the caller's groups with
+// quota limits off, and for RENAME dirGrants' write and search grant on
+// the one directory (servermeta_linux.go). A rename between two
+// directories always runs as the caller. MKDIR, SYMLINK and MKNOD still
+// run as the caller: without an O_TMPFILE for them, an object made as
+// the server would show under its name with the server's owner until a
+// chown, and a crash in between would leave it so.
+//
 // What runs as the server, because it uses descriptors the server opened
 // or needs no permission: GetAttr, ReadLink, ReadAt, ReadFD, Commit,
 // ReadDir, FSStat, and the writes of WriteAt to files without set-id

@@ -572,7 +572,9 @@ func (f *FS) GetAttr(h vfs.Handle) (vfs.Attr, error) {
 // permission; chmod by a non-member of the file's group drops
 // set-group-ID; truncation by a caller without CAP_FSETID drops
 // set-user-ID); the truncate descriptor is opened as the server first,
-// since the NFS layer has already granted write access.
+// since the NFS layer has already granted write access. The owner's
+// usual changes run as the server where that leaves exactly what c's
+// would (setAttrAsServerOK, servermeta_linux.go).
 func (f *FS) SetAttr(c vfs.Cred, h vfs.Handle, s vfs.SetAttr) error {
 	e, err := f.acquire(h)
 	if err != nil {
@@ -602,49 +604,73 @@ func (f *FS) SetAttr(c vfs.Cred, h vfs.Handle, s vfs.SetAttr) error {
 			return err
 		}
 	}
-	return asCaller(&c, func() error {
-		if s.UID != nil || s.GID != nil {
-			uid, gid := -1, -1
-			if s.UID != nil {
-				uid = int(*s.UID)
-			}
-			if s.GID != nil {
-				gid = int(*s.GID)
-			}
-			if err := unix.Fchownat(e.fd, "", uid, gid, unix.AT_EMPTY_PATH); err != nil {
-				return &os.PathError{Op: "chown", Path: "", Err: err}
-			}
+	// The owner's usual changes run as the server where the kernel's
+	// outcome for c is certain (servermeta_linux.go). Each step is
+	// idempotent there, so a refusal of the server's is answered by
+	// running them all again as c.
+	if f.setAttrAsServerOK(&c, e, &st, &s) {
+		if refused, err := setAttrSteps(e, tfd, &s); !refused {
+			return err
 		}
-		if s.Mode != nil && e.typ != vfs.TypeLnk {
-			if err := chmodFD(e.fd, *s.Mode); err != nil {
-				return err
-			}
-		}
-		if s.Size != nil {
-			if err := unix.Ftruncate(tfd, int64(*s.Size)); err != nil {
-				return &os.PathError{Op: "truncate", Path: "", Err: err}
-			}
-		}
-		if s.Atime != nil || s.Mtime != nil || s.AtimeNow || s.MtimeNow {
-			ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_OMIT}}
-			switch {
-			case s.AtimeNow:
-				ts[0] = unix.Timespec{Nsec: unix.UTIME_NOW}
-			case s.Atime != nil:
-				ts[0] = unix.NsecToTimespec(s.Atime.UnixNano())
-			}
-			switch {
-			case s.MtimeNow:
-				ts[1] = unix.Timespec{Nsec: unix.UTIME_NOW}
-			case s.Mtime != nil:
-				ts[1] = unix.NsecToTimespec(s.Mtime.UnixNano())
-			}
-			if err := unix.UtimesNanoAt(e.fd, "", ts, unix.AT_EMPTY_PATH); err != nil {
-				return &os.PathError{Op: "utimes", Path: "", Err: err}
-			}
-		}
-		return nil
+	}
+	// (The closure and what it captures live in this branch alone, so
+	// the fast path allocates nothing for them.)
+	cc, sc, fd := c, s, tfd
+	return asCaller(&cc, func() error {
+		_, err := setAttrSteps(e, fd, &sc)
+		return err
 	})
+}
+
+// setAttrSteps is SetAttr's work on e (tfd: its write descriptor when s
+// has a size), as whoever runs it; refused says the kernel refused a
+// step with EACCES or EPERM.
+func setAttrSteps(e *fdEntry, tfd int, s *vfs.SetAttr) (refused bool, err error) {
+	fail := func(op string, errno error) (bool, error) {
+		return refusedAsServer(errno), &os.PathError{Op: op, Path: "", Err: errno}
+	}
+	if s.UID != nil || s.GID != nil {
+		uid, gid := -1, -1
+		if s.UID != nil {
+			uid = int(*s.UID)
+		}
+		if s.GID != nil {
+			gid = int(*s.GID)
+		}
+		if err := unix.Fchownat(e.fd, "", uid, gid, unix.AT_EMPTY_PATH); err != nil {
+			return fail("chown", err)
+		}
+	}
+	if s.Mode != nil && e.typ != vfs.TypeLnk {
+		if err := chmodFD(e.fd, *s.Mode); err != nil {
+			var pe *os.PathError
+			return errors.As(err, &pe) && refusedAsServer(pe.Err), err
+		}
+	}
+	if s.Size != nil {
+		if err := unix.Ftruncate(tfd, int64(*s.Size)); err != nil {
+			return fail("truncate", err)
+		}
+	}
+	if s.Atime != nil || s.Mtime != nil || s.AtimeNow || s.MtimeNow {
+		ts := [2]unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_OMIT}}
+		switch {
+		case s.AtimeNow:
+			ts[0] = unix.Timespec{Nsec: unix.UTIME_NOW}
+		case s.Atime != nil:
+			ts[0] = unix.NsecToTimespec(s.Atime.UnixNano())
+		}
+		switch {
+		case s.MtimeNow:
+			ts[1] = unix.Timespec{Nsec: unix.UTIME_NOW}
+		case s.Mtime != nil:
+			ts[1] = unix.NsecToTimespec(s.Mtime.UnixNano())
+		}
+		if err := unix.UtimesNanoAt(e.fd, "", ts[:], unix.AT_EMPTY_PATH); err != nil {
+			return fail("utimes", err)
+		}
+	}
+	return false, nil
 }
 
 // chmodFD sets the exact permission bits of the (non-symlink) object fd,
@@ -1222,7 +1248,10 @@ func (f *FS) Rmdir(c vfs.Cred, dir vfs.Handle, name string) error {
 // Rename is renameat(2) as c between two directories of the export: the
 // kernel checks both directories, the sticky bit on the source and on a
 // replaced target, and write permission on a directory that moves to a
-// new parent (its ".." changes).
+// new parent (its ".." changes). Within one directory that is not
+// sticky, where the caller needs only write and search permission on it,
+// it runs as the server when dirGrants grants those
+// (servermeta_linux.go).
 func (f *FS) Rename(c vfs.Cred, fromDir vfs.Handle, fromName string, toDir vfs.Handle, toName string) error {
 	fe, err := f.dirEntry(fromDir, "rename", fromName)
 	if err != nil {
@@ -1234,23 +1263,39 @@ func (f *FS) Rename(c vfs.Cred, fromDir vfs.Handle, fromName string, toDir vfs.H
 		return err
 	}
 	defer f.cache.release(te)
-	var src, dst unix.Stat_t
-	var replaced bool
-	err = asCaller(&c, func() error {
-		src, _ = victim(fe, fromName)
-		dst, replaced = victim(te, toName)
-		if err := unix.Renameat(fe.fd, fromName, te.fd, toName); err != nil {
-			return &os.LinkError{Op: "rename", Old: fromName, New: toName, Err: err}
-		}
-		return nil
-	})
+	var mv renaming
+	if !f.renameAsServerOK(&c, fe, te) || mv.do(fe, fromName, te, toName) != nil && refusedAsServer(mv.errno) {
+		// (The closure and what it captures live in this branch alone.)
+		cc, m := c, &renaming{}
+		err = asCaller(&cc, func() error { return m.do(fe, fromName, te, toName) })
+		mv = *m
+	}
+	if mv.errno != nil {
+		return &os.LinkError{Op: "rename", Old: fromName, New: toName, Err: mv.errno}
+	}
 	if err != nil {
 		return err
 	}
-	if replaced && dst.Ino != src.Ino && (dst.Nlink <= 1 || dst.Mode&unix.S_IFMT == unix.S_IFDIR) {
-		f.cache.dropIno(dst.Ino)
+	if mv.replaced && mv.dst.Ino != mv.src.Ino && (mv.dst.Nlink <= 1 || mv.dst.Mode&unix.S_IFMT == unix.S_IFDIR) {
+		f.cache.dropIno(mv.dst.Ino)
 	}
 	return nil
+}
+
+// renaming is what one renameat left: the source and a replaced
+// target as they were just before it, and its errno (nil: done).
+type renaming struct {
+	src, dst unix.Stat_t
+	replaced bool
+	errno    error
+}
+
+// do lstats both names and renames, as whoever runs it.
+func (m *renaming) do(fe *fdEntry, fromName string, te *fdEntry, toName string) error {
+	m.src, _ = victim(fe, fromName)
+	m.dst, m.replaced = victim(te, toName)
+	m.errno = unix.Renameat(fe.fd, fromName, te.fd, toName)
+	return m.errno
 }
 
 // Link makes name in dir a hard link to h as c (EPERM for a directory,
