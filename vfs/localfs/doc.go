@@ -151,13 +151,14 @@
 // mode (servercreate_linux.go lists the kernel rules this reproduces).
 //
 // SETATTR by the file's owner (chmod, explicit times or times set to
-// now, a truncation, a chown keeping the uid), and RENAME within one
-// directory that is not sticky, likewise run as the server where the
+// now, a truncation, a chown keeping the uid), RENAME within one
+// directory that is not sticky, and LINK of the caller's own file,
+// likewise run as the server where the
 // kernel's outcome for the caller is certain: no set-group-ID bit the
 // caller could not set, no set-id bit the identity would decide the
 // clearing of, a change of group only to one of the caller's groups with
-// quota limits off, and for RENAME dirGrants' write and search grant on
-// the one directory (servermeta_linux.go). A rename between two
+// quota limits off, and for RENAME and LINK dirGrants' write and search
+// grant on the (one) directory (servermeta_linux.go). A rename between two
 // directories always runs as the caller. MKDIR, SYMLINK and MKNOD still
 // run as the caller: without an O_TMPFILE for them, an object made as
 // the server would show under its name with the server's owner until a

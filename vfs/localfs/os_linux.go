@@ -1302,7 +1302,9 @@ func (m *renaming) do(fe *fdEntry, fromName string, te *fdEntry, toName string) 
 // and, with fs.protected_hardlinks, for a file c neither owns nor may
 // read and write). linkat's AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH,
 // which the caller's identity lacks, so the link is made through the
-// descriptor's /proc/self/fd name with AT_SYMLINK_FOLLOW.
+// descriptor's /proc/self/fd name with AT_SYMLINK_FOLLOW; the file's
+// owner, granted write and search on the directory, links it as the
+// server with AT_EMPTY_PATH (linkAsServerOK, servermeta_linux.go).
 func (f *FS) Link(c vfs.Cred, h vfs.Handle, dir vfs.Handle, name string) error {
 	de, err := f.dirEntry(dir, "link", name)
 	if err != nil {
@@ -1314,10 +1316,14 @@ func (f *FS) Link(c vfs.Cred, h vfs.Handle, dir vfs.Handle, name string) error {
 		return err
 	}
 	defer f.cache.release(e)
-	src := procFD(e.fd)
-	err = asCaller(&c, func() error {
-		return unix.Linkat(unix.AT_FDCWD, src, de.fd, name, unix.AT_SYMLINK_FOLLOW)
-	})
+	// The owner of the file, granted write and search on the directory,
+	// links it as the server (servermeta_linux.go), by the descriptor.
+	var st unix.Stat_t
+	if !f.linkAsServerOK(&c, e, de, &st) {
+		err = f.linkAsCaller(&c, e, de, name)
+	} else if err = unix.Linkat(e.fd, "", de.fd, name, unix.AT_EMPTY_PATH); refusedAsServer(err) {
+		err = f.linkAsCaller(&c, e, de, name)
+	}
 	if err != nil {
 		if err == unix.ENOENT {
 			var st unix.Stat_t
@@ -1328,6 +1334,14 @@ func (f *FS) Link(c vfs.Cred, h vfs.Handle, dir vfs.Handle, name string) error {
 		return &os.LinkError{Op: "link", Old: "", New: name, Err: err}
 	}
 	return nil
+}
+
+// linkAsCaller is Link's linkat as c, through e's /proc/self/fd name.
+func (f *FS) linkAsCaller(c *vfs.Cred, e, de *fdEntry, name string) error {
+	cc, src := *c, procFD(e.fd)
+	return asCaller(&cc, func() error {
+		return unix.Linkat(unix.AT_FDCWD, src, de.fd, name, unix.AT_SYMLINK_FOLLOW)
+	})
 }
 
 // FSStat reports the filesystem's statfs figures.

@@ -399,3 +399,123 @@ func testServerRename(t *testing.T, root string) {
 		t.Errorf("a rename left the export: %v", fi.Name())
 	}
 }
+
+// TestServerLinkMatchesKernel links files of the caller's and of root's
+// (protected_hardlinks: read and write access, set-user-ID) into twin
+// directories of six kinds through the server's fast path
+// (linkAsServerOK) and as the caller, and compares the errors and what
+// each new name holds; the owner's links into directories it may write
+// take no hop. Names with "/" or ".." are refused as names.
+func TestServerLinkMatchesKernel(t *testing.T) {
+	vfstest.RequireRoot(t)
+	onTempAndTmpfs(t, testServerLink)
+}
+
+func testServerLink(t *testing.T, root string) {
+	if err := os.Chmod(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := New(root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fastOK := f.modePerm
+	user := vfs.Cred{UID: 1000, GID: 1000}
+	type spec struct {
+		name      string
+		mode      uint32
+		uid       int
+		accessACL bool
+	}
+	files := []spec{{"mine", 0o644, 1000, false}, {"mine-suid", 0o4755, 1000, false}, {"roots", 0o644, 0, false},
+		{"roots-rw", 0o666, 0, false}, {"roots-suid", 0o4777, 0, false}}
+	dirs := []spec{{"open", 0o777, 0, false}, {"own", 0o755, 1000, false}, {"readonly", 0o555, 0, false},
+		{"sticky", 0o1777, 0, false}, {"closed", 0o700, 0, false}, {"acl-refuses", 0o777, 0, true}}
+	src := map[string]vfs.Handle{}
+	if err := os.Mkdir(filepath.Join(root, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sd, _, err := f.Lookup(vfs.Cred{}, f.Root(), "src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range files {
+		p := filepath.Join(root, "src", s.name)
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(p, s.uid, s.uid); err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Chmod(p, s.mode); err != nil {
+			t.Fatal(err)
+		}
+		if src[s.name], _, err = f.Lookup(vfs.Cred{}, sd, s.name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mkdir := func(name string, d spec) vfs.Handle {
+		t.Helper()
+		p := filepath.Join(root, name)
+		if err := os.Mkdir(p, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(p, d.uid, d.uid); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, os.FileMode(d.mode&0o777)|modeExtra(d.mode)); err != nil {
+			t.Fatal(err)
+		}
+		if d.accessACL {
+			if err := unix.Setxattr(p, "system.posix_acl_access", aclXattr(d.mode, map[uint32]uint16{1000: 0}), 0); err != nil {
+				t.Fatalf("setting an ACL: %v", err)
+			}
+		}
+		h, _, err := f.Lookup(vfs.Cred{}, f.Root(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	holds := func(p string) string {
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
+			return err.Error()
+		}
+		return fmt.Sprintf("ino %d", st.Ino)
+	}
+	fastCalls := 0
+	for di, d := range dirs {
+		df, ds := mkdir(fmt.Sprintf("l%d-fast", di), d), mkdir(fmt.Sprintf("l%d-slow", di), d)
+		for _, s := range files {
+			for _, name := range []string{s.name, "a/b", "..", "."} {
+				what := fmt.Sprintf("%s dir, %s as %q", d.name, s.name, name)
+				var errF, errS error
+				hops := hopsDuring(func() { errF = f.Link(user, src[s.name], df, name) })
+				f.modePerm = false
+				errS = f.Link(user, src[s.name], ds, name)
+				f.modePerm = fastOK
+				if eF, eS := errnoOf(t, errF), errnoOf(t, errS); eF != eS {
+					t.Errorf("%s: fast path %v, as the caller %v", what, errF, errS)
+				}
+				if errF == nil {
+					got := holds(filepath.Join(root, fmt.Sprintf("l%d-fast", di), name))
+					want := holds(filepath.Join(root, "src", s.name))
+					if got != want {
+						t.Errorf("%s: the new name holds %s, want the source's %s", what, got, want)
+					}
+				}
+				if fastOK && name == s.name && s.uid == 1000 && (d.name == "open" || d.name == "own" || d.name == "sticky") && hops != 0 {
+					t.Errorf("%s: %d hops to the identity thread, want none", what, hops)
+				}
+				if hops == 0 && errF == nil {
+					fastCalls++
+				}
+			}
+		}
+	}
+	if fastOK && fastCalls == 0 {
+		t.Error("no LINK took the fast path")
+	}
+}

@@ -6,7 +6,7 @@ import (
 	"github.com/gonfsrdma/gonfsrdma/vfs"
 )
 
-// SETATTR and RENAME as the server, without the hop to an identity
+// SETATTR, RENAME and LINK as the server, without the hop to an identity
 // thread.
 //
 // As for LOOKUP, REMOVE and CREATE (modeperm_linux.go,
@@ -50,6 +50,14 @@ import (
 // which object the source name holds can change between any look at it
 // and the rename (a caller could swap a directory it may not write under
 // the name).
+//
+// LINK by the file's owner (may_linkat's protected_hardlinks rule then
+// passes for the caller as for root; the owner's uid is the file's at
+// an fstat just before) when dirGrants grants write and search on the
+// directory (may_create; the sticky bit plays no part). The server links
+// the descriptor itself (linkat AT_EMPTY_PATH, which needs
+// CAP_DAC_READ_SEARCH), the caller its /proc/self/fd name: the same
+// inode, and for an unlinked one the same ENOENT.
 //
 // The windows are those of dirGrants: a chown, chmod or ACL change of
 // the file or directory completing between the fstat and the call is
@@ -104,4 +112,11 @@ func (f *FS) renameAsServerOK(c *vfs.Cred, fe, te *fdEntry) bool {
 // (an inode number alone could be reused).
 func sameDir(a, b *fdEntry) bool {
 	return a == b || (a.ino == b.ino && a.fh.Type() == b.fh.Type() && string(a.fh.Bytes()) == string(b.fh.Bytes()))
+}
+
+// linkAsServerOK reports whether c may link file e into directory de as
+// the server, leaving e's fresh stat in st.
+func (f *FS) linkAsServerOK(c *vfs.Cred, e, de *fdEntry, st *unix.Stat_t) bool {
+	return f.callerOK(c) && unix.Fstat(e.fd, st) == nil && st.Uid == c.UID &&
+		f.dirGrants(c, de, vfs.MayWrite|vfs.MayExec, false)
 }
