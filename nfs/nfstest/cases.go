@@ -31,6 +31,7 @@ func Cases() []Case {
 		{"Rmdir", testRmdir},
 		{"Rename", testRename},
 		{"Link", testLink},
+		{"OwnerMetadata", testOwnerMetadata},
 		{"Readdir", testReaddir},
 		{"Readdir2000", testReaddirLarge},
 		{"Readdirplus", testReaddirplus},
@@ -931,4 +932,95 @@ func testGarbageArgs(e *Env) {
 	// The connection is still usable.
 	e.OK(e.C.Null(e.Ctx), "NULL after garbage")
 	e.Attr(f)
+}
+
+// testOwnerMetadata: the calls a user's tools make one at a time in the
+// user's own files (tar x, cp -p, an editor's save, git), which the OS
+// backend answers without the identity thread: SETATTR by the owner
+// (mode, explicit times, times now, truncation) with wcc_data bracketing
+// each change, RENAME within one directory (both wcc_data are the one
+// directory's, after the change), LINK; and the same calls refused where
+// the kernel refuses the caller, with names holding "/" or "..".
+func testOwnerMetadata(e *Env) {
+	u := e.User(1000, 1000)
+	e.Dir(e.Root, "home", 0777)
+	home := mustLookup(e, e.Root, "home")
+	cr, err := u.Create(e.Ctx, home, "f", wire.CreateHow{Mode: wire.Guarded, Attr: wire.Sattr{Mode: wire.SetUint32{Set: true, V: 0o644}}})
+	e.OK(err, "CREATE as the user")
+	f := cr.FH.FH
+	e.OK(u.WriteAll(e.Ctx, f, []byte("hello")), "write")
+	before := e.Attr(f)
+	res, err := u.Setattr(e.Ctx, f, wire.Sattr{Mode: wire.SetUint32{Set: true, V: 0o4750}}, nil)
+	e.OK(err, "chmod u+s by the owner")
+	if !res.Wcc.Before.Set || res.Wcc.Before.Attr.Ctime != before.Ctime || !res.Wcc.After.Set || res.Wcc.After.Attr.Mode != 0o4750 {
+		e.T.Fatalf("chmod wcc %+v, before %+v", res.Wcc, before)
+	}
+	res, err = u.Setattr(e.Ctx, f, wire.Sattr{Size: wire.SetUint64{Set: true, V: 2}}, nil)
+	e.OK(err, "truncate by the owner")
+	if a := res.Wcc.After.Attr; !res.Wcc.After.Set || a.Size != 2 || a.Mode != 0o750 {
+		e.T.Fatalf("after a truncate by the (non-root) owner: %+v, want size 2, mode 0750 (set-user-ID cleared)", res.Wcc.After)
+	}
+	when := wire.Time{Sec: 1_000_000_000, Nsec: 7}
+	res, err = u.Setattr(e.Ctx, f, wire.Sattr{Mode: wire.SetUint32{Set: true, V: 0o444},
+		Atime: wire.SetTime{How: wire.SetToClientTime, Time: when}, Mtime: wire.SetTime{How: wire.SetToClientTime, Time: when}}, nil)
+	e.OK(err, "chmod and explicit times by the owner")
+	if a := res.Wcc.After.Attr; a.Mode != 0o444 || a.Mtime.Sec != when.Sec || a.Atime.Sec != when.Sec {
+		e.T.Fatalf("after chmod and times: %+v", a)
+	}
+	_, err = u.Setattr(e.Ctx, f, wire.Sattr{Mtime: wire.SetTime{How: wire.SetToServerTime}, Atime: wire.SetTime{How: wire.SetToServerTime}}, nil)
+	e.OK(err, "times to now by the owner of a read-only file")
+	if e.Attr(f).Mtime.Sec < 1_600_000_000 {
+		e.T.Fatal("SET_TO_SERVER_TIME by the owner did not set the current time")
+	}
+	_, err = u.Setattr(e.Ctx, f, wire.Sattr{GID: wire.SetUint32{Set: true, V: 3000}}, nil)
+	e.Status(err, wire.ErrPerm, "chgrp by the owner to a group it is not in")
+	_, err = e.User(2000, 2000).Setattr(e.Ctx, f, wire.Sattr{Mode: wire.SetUint32{Set: true, V: 0o777}}, nil)
+	e.Status(err, wire.ErrPerm, "chmod by another user")
+
+	// RENAME within one directory.
+	dirBefore := e.Attr(home)
+	rr, err := u.Rename(e.Ctx, home, "f", home, "g")
+	e.OK(err, "RENAME within the directory")
+	if !rr.FromWcc.Before.Set || rr.FromWcc.Before.Attr.Ctime != dirBefore.Ctime || !rr.FromWcc.After.Set || !rr.ToWcc.After.Set ||
+		rr.FromWcc.After.Attr != rr.ToWcc.After.Attr || rr.ToWcc.After.Attr != e.Attr(home) {
+		e.T.Fatalf("RENAME wcc %+v, directory before %+v", rr, dirBefore)
+	}
+	if !bytes.Equal(mustLookup(e, home, "g"), f) {
+		e.T.Fatal("the renamed file has a new handle")
+	}
+	for _, bad := range []string{"a/b", "../g2", ".."} {
+		_, err = u.Rename(e.Ctx, home, "g", home, bad)
+		if err == nil {
+			e.T.Fatalf("RENAME to %q succeeded", bad)
+		}
+	}
+	if _, err := e.C.Lookup(e.Ctx, e.Root, "g2"); client.StatusOf(err) != wire.ErrNoEnt {
+		e.T.Fatalf("RENAME left the directory: %v", err)
+	}
+	// In a sticky directory the owner of neither file nor directory may
+	// not replace another user's file.
+	e.Dir(e.Root, "tmp", 0o1777)
+	tmp := mustLookup(e, e.Root, "tmp")
+	_, err = e.User(2000, 2000).Create(e.Ctx, tmp, "theirs", wire.CreateHow{Mode: wire.Guarded})
+	e.OK(err, "CREATE as another user")
+	_, err = u.Create(e.Ctx, tmp, "mine", wire.CreateHow{Mode: wire.Guarded})
+	e.OK(err, "CREATE as the user")
+	_, err = u.Rename(e.Ctx, tmp, "mine", tmp, "theirs")
+	e.Status(err, wire.ErrPerm, "RENAME over another user's file in a sticky directory")
+
+	// LINK of the user's own file, where the backend has links.
+	info, err := e.C.Fsinfo(e.Ctx, e.Root)
+	e.OK(err, "FSINFO")
+	if info.Properties&wire.FSFLink == 0 {
+		return
+	}
+	lr, err := u.Link(e.Ctx, f, home, "h")
+	e.OK(err, "LINK by the owner")
+	if !lr.Attr.Set || lr.Attr.Attr.Nlink != 2 || !lr.DirWcc.After.Set {
+		e.T.Fatalf("LINK result %+v", lr)
+	}
+	_, err = u.Link(e.Ctx, f, home, "x/y")
+	if err == nil {
+		e.T.Fatal("LINK to a name with a slash succeeded")
+	}
 }
