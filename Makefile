@@ -92,6 +92,7 @@ lint:
 # tag, and no cgo at all (verbs falls back to the same stub).
 test:
 	$(GO) test -race -count=1 -timeout 15m $(PKGS)
+	conformance/kernel/selftest.sh
 	$(GO) test -count=1 -tags nordma ./verbs/...
 	CGO_ENABLED=0 $(GO) build ./...
 	CGO_ENABLED=0 $(GO) test -count=1 ./verbs/... ./rpcrdma/... ./daemon/

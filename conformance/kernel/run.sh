@@ -70,6 +70,10 @@ BIG_TIMEOUT=${GONFSRDMA_KERNEL_BIG_TIMEOUT:-300}
 OUT=${GONFSRDMA_KERNEL_OUT:-$CACHE/runs/$(date +%Y%m%d-%H%M%S)}
 WORKLOAD=${GONFSRDMA_KERNEL_WORKLOAD:-1}
 CONFORMANCE=${GONFSRDMA_KERNEL_CONFORMANCE:-1}
+# the servers the suite runs against: knfsd's answers to it are the oracle
+# (docs/conformance-results.md keeps them), 128 s of a CI run; add knfsd
+# to see them side by side
+CONF_SERVERS=${GONFSRDMA_KERNEL_CONFORMANCE_SERVERS-gonfsrdma}
 CONF_TIMEOUT=${GONFSRDMA_KERNEL_CONF_TIMEOUT:-300}
 BENCH=${GONFSRDMA_KERNEL_BENCH:-1}
 BENCH_TIMEOUT=${GONFSRDMA_KERNEL_BENCH_TIMEOUT:-240}
@@ -96,6 +100,7 @@ isnum "$UCP_MB" && ((UCP_MB >= BIG_MB && UCP_MB % BIG_MB == 0 && UCP_MB / BIG_MB
 isnum "$KILL_MB" && ((KILL_MB >= 8 && KILL_MB <= BIG_MB)) || die "GONFSRDMA_KERNEL_KILL_MB must be 8..GONFSRDMA_KERNEL_BIG_MB"
 isnum "$STEP_TIMEOUT" && isnum "$BIG_TIMEOUT" || die "step timeouts must be seconds"
 isnum "$CONF_TIMEOUT" && isnum "$BENCH_TIMEOUT" || die "GONFSRDMA_KERNEL_CONF_TIMEOUT / _BENCH_TIMEOUT must be seconds"
+for s in $CONF_SERVERS; do [[ $s == knfsd || $s == gonfsrdma ]] || die "unknown server '$s' in GONFSRDMA_KERNEL_CONFORMANCE_SERVERS (knfsd, gonfsrdma)"; done
 for v in WORKLOAD CONFORMANCE BENCH; do
 	[[ ${!v} == 0 || ${!v} == 1 ]] || die "GONFSRDMA_KERNEL_$v must be 0 or 1"
 done
@@ -258,6 +263,7 @@ done
 	echo "BIG_TIMEOUT=$BIG_TIMEOUT"
 	echo "WORKLOAD=$WORKLOAD"
 	echo "CONFORMANCE=$CONFORMANCE"
+	echo "CONF_SERVERS=\"$CONF_SERVERS\""
 	echo "CONF_TIMEOUT=$CONF_TIMEOUT"
 	echo "BENCH=$BENCH"
 	echo "BENCH_TIMEOUT=$BENCH_TIMEOUT"
@@ -575,6 +581,18 @@ if [[ $REQUIRE == 1 ]]; then
 		echo "$gskip"
 		nfail=$((nfail + $(wc -l <<<"$gskip")))
 	fi
+fi
+# the emulated NICs' transmit stalls (guest/init's tx_watchdog) and the
+# rows that failed in one and ran again (guest/test.sh's run_step)
+for g in client:"$share" server:"$sshare"; do
+	n=$(cat "${g#*:}/results/eth0-stalls" 2>/dev/null | wc -l)
+	if ((n > 0)); then
+		echo "${g%%:*} guest: $n transmit stall(s) of its emulated NIC, each met by a NIC reset: $(awk '{ printf "%s%s", s, $0; s = "; " }' "${g#*:}/results/eth0-stalls")"
+	fi
+done
+if [[ -s $share/results/stall-retries ]]; then
+	echo "rows that failed during a NIC stall and ran again ($(wc -l <"$share/results/stall-retries")); their rows above say how the second attempt went:"
+	sed 's/^/  /' "$share/results/stall-retries"
 fi
 npass=$(awk -F'\t' '$4 == "PASS"' "$ALL" | wc -l)
 nskip=$(awk -F'\t' '$4 == "SKIP"' "$ALL" | wc -l)

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# selftest.sh: checks guest/test.sh's step runner on the host, without a
+# guest: a step that fails while an emulated NIC stalls runs once more and
+# its row says why; a failure without a stall, or a second failure, stays
+# a failure. Run by `make test`.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+mkdir -p "$T/res"
+sed -e "s#^CONF=/share/guest/config#CONF=$T/config#" -e "s#^RES=/share/results#RES=$T/res#" \
+	"$HERE/guest/test.sh" >"$T/test.sh"
+cp "$HERE/guest/rows_rmrf.sh" "$T/"
+printf 'SERVERS=gonfsrdma\nROLE=server\n' >"$T/config"
+cat >"$T/run.sh" <<'EOS'
+LIB_ONLY=1 source "$T/test.sh"
+set -m
+REASON=$T/reason DEADLINE=0 FAILED=0
+stall_now() { echo "$EPOCHSECONDS tx_timeout 0 -> 1, tx_packets 5" >>"$RES/eth0-stalls"; }
+step_stalled_once() { if [[ ! -e $T/once ]]; then : >"$T/once"; stall_now; fail "short write"; fi; }
+step_broken() { fail "wrong content"; }
+step_stalled_twice() { stall_now; fail "still broken"; }
+step_ok() { :; }
+run_step gonfsrdma rdma stalled-once 10 step_stalled_once
+run_step gonfsrdma rdma ok 10 step_ok
+rm -f "$RES/eth0-stalls"
+run_step gonfsrdma rdma broken 10 step_broken
+run_step gonfsrdma rdma stalled-twice 10 step_stalled_twice
+exit 0
+EOS
+T=$T bash "$T/run.sh" >"$T/out" 2>&1 || { cat "$T/out"; echo "selftest: the runner script failed"; exit 1; }
+bad=0
+want() { # name status reason-regex
+	local line
+	line=$(awk -F'\t' -v n="$1" '$3 == n' "$T/res/rows.tsv")
+	if [[ $(cut -f4 <<<"$line") != "$2" || ! $(cut -f6 <<<"$line") =~ $3 ]]; then
+		echo "selftest: row $1: want $2 /$3/, got: $line"
+		bad=1
+	fi
+}
+want stalled-once PASS '^ran again: its first attempt failed while the emulated NIC of .* stalled .*first attempt: short write'
+want ok PASS '^$'
+want broken FAIL '^wrong content$'
+want stalled-twice FAIL '^ran again: .*first attempt: still broken.*; still broken$'
+[[ $(wc -l <"$T/res/rows.tsv") == 4 ]] || { echo "selftest: want 4 rows, got:"; cat "$T/res/rows.tsv"; bad=1; }
+[[ $(cut -f3 "$T/res/stall-retries" | tr '\n' ' ') == "stalled-once stalled-twice " ]] || { echo "selftest: stall-retries:"; cat "$T/res/stall-retries"; bad=1; }
+((bad == 0)) || { cat "$T/out"; exit 1; }
+echo "kernel harness selftest: 4 rows as wanted (a stalled step runs again, a broken one does not)"
