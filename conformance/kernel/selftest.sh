@@ -2,7 +2,8 @@
 # selftest.sh: checks guest/test.sh's step runner on the host, without a
 # guest: a step that fails while an emulated NIC stalls runs once more and
 # its row says why; a failure without a stall, or a second failure, stays
-# a failure. Run by `make test`.
+# a failure; wait_or_kill passes a dd that ends well and fails one that
+# hangs or fails. Run by `make test`.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 T=$(mktemp -d)
@@ -21,11 +22,18 @@ step_stalled_once() { if [[ ! -e $T/once ]]; then : >"$T/once"; stall_now; fail 
 step_broken() { fail "wrong content"; }
 step_stalled_twice() { stall_now; fail "still broken"; }
 step_ok() { :; }
+step_dd_ends() { sleep 0.2 & wait_or_kill $! 5 "after the test"; }
+step_dd_hangs() { sleep 30 & wait_or_kill $! 1 "after the test"; }
+step_dd_fails() { (exit 3) & wait_or_kill $! 5 "after the test"; }
 run_step gonfsrdma rdma stalled-once 10 step_stalled_once
 run_step gonfsrdma rdma ok 10 step_ok
 rm -f "$RES/eth0-stalls"
 run_step gonfsrdma rdma broken 10 step_broken
 run_step gonfsrdma rdma stalled-twice 10 step_stalled_twice
+rm -f "$RES/eth0-stalls"
+run_step gonfsrdma rdma dd-ends 10 step_dd_ends
+run_step gonfsrdma rdma dd-hangs 10 step_dd_hangs
+run_step gonfsrdma rdma dd-fails 10 step_dd_fails
 exit 0
 EOS
 T=$T bash "$T/run.sh" >"$T/out" 2>&1 || { cat "$T/out"; echo "selftest: the runner script failed"; exit 1; }
@@ -42,7 +50,10 @@ want stalled-once PASS '^ran again: its first attempt failed while the emulated 
 want ok PASS '^$'
 want broken FAIL '^wrong content$'
 want stalled-twice FAIL '^ran again: .*first attempt: still broken.*; still broken$'
-[[ $(wc -l <"$T/res/rows.tsv") == 4 ]] || { echo "selftest: want 4 rows, got:"; cat "$T/res/rows.tsv"; bad=1; }
+want dd-ends PASS '^$'
+want dd-hangs FAIL '^dd did not finish within 1 s after the test$'
+want dd-fails FAIL '^dd exited 3 after the test$'
+[[ $(wc -l <"$T/res/rows.tsv") == 7 ]] || { echo "selftest: want 7 rows, got:"; cat "$T/res/rows.tsv"; bad=1; }
 [[ $(cut -f3 "$T/res/stall-retries" | tr '\n' ' ') == "stalled-once stalled-twice " ]] || { echo "selftest: stall-retries:"; cat "$T/res/stall-retries"; bad=1; }
 ((bad == 0)) || { cat "$T/out"; exit 1; }
-echo "kernel harness selftest: 4 rows as wanted (a stalled step runs again, a broken one does not)"
+echo "kernel harness selftest: 7 rows as wanted (a stalled step runs again, a broken one does not; wait_or_kill)"

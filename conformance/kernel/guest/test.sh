@@ -1010,9 +1010,23 @@ step_remount() { # umount, mount again with the same options, all data intact
 	[[ $(stat -c %F "$W/fifo") == fifo ]] || fail "fifo lost after remount"
 }
 
+wait_or_kill() { # pid seconds what: the background dd pid ends within seconds, with status 0
+	local t rc=0
+	for ((t = 0; t < $2 * 10; t++)); do
+		proc_alive "$1" || break
+		sleep 0.1
+	done
+	if proc_alive "$1"; then
+		kill -9 "$1"
+		fail "dd did not finish within $2 s $3"
+	fi
+	wait "$1" || rc=$?
+	((rc == 0)) || fail "dd exited $rc $3"
+}
+
 step_server_kill() { # SIGKILL the server in the middle of a large write
 	need_mount
-	local f=$W/killfile sf=$EXP/run-$XPORT/killfile pid t rc out at_kill ssz total=$((KILL_MB << 20))
+	local f=$W/killfile sf=$EXP/run-$XPORT/killfile pid out at_kill ssz total=$((KILL_MB << 20))
 	dd if="$SRC/k_$KILL_MB" of="$f" bs=1M conv=fsync status=none &
 	pid=$!
 	# on the server guest: kill when 1/8 of the file is there, restart 1 s later
@@ -1022,17 +1036,7 @@ step_server_kill() { # SIGKILL the server in the middle of a large write
 	[[ -n $at_kill ]] || fail "the server guest did not report the file size at the kill"
 	((at_kill >= total)) && note "dd had already finished when the server was killed"
 	# hard mount: the client resends and dd completes
-	for ((t = 0; t < 2400; t++)); do
-		proc_alive "$pid" || break
-		sleep 0.1
-	done
-	if proc_alive "$pid"; then
-		kill -9 "$pid"
-		fail "dd did not finish within 240 s after the restart"
-	fi
-	rc=0
-	wait "$pid" || rc=$?
-	((rc == 0)) || fail "dd exited $rc after the restart"
+	wait_or_kill "$pid" 240 "after the restart"
 	drop_caches
 	[[ $(fsize "$f") == "$total" ]] || fail "size after restart is $(fsize "$f"), want $total"
 	ssz=$(remote fsize "$sf") || exit 1
@@ -1056,7 +1060,7 @@ nic_ready() { # eth0 has its address and rxe0 is registered on it (after a reset
 }
 step_nic_reset() { # client|server: reset that guest's NIC a second into a KILL_MB MiB write
 	need_mount
-	local side=$1 f=$W/nicreset pid rc=0 t t0 t1 t2 total=$((KILL_MB << 20))
+	local side=$1 f=$W/nicreset pid t t0 t1 t2 total=$((KILL_MB << 20))
 	t0=$EPOCHREALTIME
 	dd if="$SRC/k_$KILL_MB" of="$f" bs=1M conv=fsync status=none &
 	pid=$!
@@ -1072,17 +1076,8 @@ step_nic_reset() { # client|server: reset that guest's NIC a second into a KILL_
 		remote nic_ready || { kill -9 "$pid"; fail "the server's eth0 and rxe0 are not back 130 s after the reset"; }
 	fi
 	t1=$EPOCHREALTIME
-	for ((t = 0; t < 2400; t++)); do
-		proc_alive "$pid" || break
-		sleep 0.1
-	done
-	if proc_alive "$pid"; then
-		kill -9 "$pid"
-		fail "dd did not finish within 240 s after the $side's NIC reset"
-	fi
-	wait "$pid" || rc=$?
+	wait_or_kill "$pid" 240 "after the $side's NIC reset"
 	t2=$EPOCHREALTIME
-	((rc == 0)) || fail "dd exited $rc across the $side's NIC reset"
 	drop_caches
 	[[ $(fsize "$f") == "$total" ]] || fail "size after the reset is $(fsize "$f"), want $total"
 	[[ $(sum_of "$f") == "$(want_sum "k_$KILL_MB")" ]] || fail "content written across the $side's NIC reset differs"
