@@ -32,6 +32,7 @@ func Cases() []Case {
 		{"Rename", testRename},
 		{"Link", testLink},
 		{"OwnerMetadata", testOwnerMetadata},
+		{"DirWcc", testDirWcc},
 		{"Readdir", testReaddir},
 		{"Readdir2000", testReaddirLarge},
 		{"Readdirplus", testReaddirplus},
@@ -1023,4 +1024,84 @@ func testOwnerMetadata(e *Env) {
 	if err == nil {
 		e.T.Fatal("LINK to a name with a slash succeeded")
 	}
+}
+
+// testDirWcc: the directory's wcc_data (RFC 1813 section 2.6) of CREATE
+// (each mode), REMOVE and RMDIR as a user, succeeding and refused, in a
+// directory the user may write and in one it may not: pre-op attributes
+// are the directory's just before the call (an mtime set by SETATTR just
+// before, new for each call, so a cached or swapped pre-op shows), post-op
+// attributes its attributes just after (a new mtime when the call changed
+// the directory, the set one when it did not).
+func testDirWcc(e *Env) {
+	u := e.User(1000, 1000)
+	open := e.Dir(e.Root, "open", 0o777)
+	shut := e.Dir(e.Root, "shut", 0o755)
+	e.File(shut, "x", 0o644, nil)
+	e.Dir(open, "sub", 0o755)
+	step := int64(0)
+	check := func(what string, dir []byte, changes bool, run func() (wire.WccData, error), want wire.Status) {
+		e.T.Helper()
+		step++
+		set := wire.Time{Sec: uint32(1_000_000_000 + step*1000), Nsec: uint32(step)}
+		_, err := e.C.Setattr(e.Ctx, dir, wire.Sattr{Mtime: wire.SetTime{How: wire.SetToClientTime, Time: set}}, nil)
+		e.OK(err, what+": SETATTR mtime of the directory")
+		pre := e.Attr(dir)
+		if pre.Mtime != set {
+			e.T.Fatalf("%s: directory mtime %+v after SETATTR %+v", what, pre.Mtime, set)
+		}
+		w, err := run()
+		if want == wire.OK {
+			e.OK(err, what)
+		} else {
+			e.Status(err, want, what)
+		}
+		post := e.Attr(dir)
+		if b := w.Before; !b.Set || b.Attr.Mtime != pre.Mtime || b.Attr.Ctime != pre.Ctime || b.Attr.Size != pre.Size {
+			e.T.Fatalf("%s: pre-op %+v, the directory before the call %+v", what, b, pre)
+		}
+		a := w.After
+		if !a.Set || a.Attr.Mtime != post.Mtime || a.Attr.Ctime != post.Ctime || a.Attr.Size != post.Size || a.Attr.Nlink != post.Nlink || a.Attr.FileID != pre.FileID {
+			e.T.Fatalf("%s: post-op %+v, the directory after the call %+v", what, a, post)
+		}
+		if changed := a.Attr.Mtime != set; changed != changes {
+			e.T.Fatalf("%s: post-op mtime %+v with %+v set before (changes the directory: %v)", what, a.Attr.Mtime, set, changes)
+		}
+	}
+	create := func(dir []byte, name string, how wire.CreateHow) func() (wire.WccData, error) {
+		return func() (wire.WccData, error) {
+			res, err := u.Create(e.Ctx, dir, name, how)
+			return res.DirWcc, err
+		}
+	}
+	remove := func(dir []byte, name string) func() (wire.WccData, error) {
+		return func() (wire.WccData, error) {
+			res, err := u.Remove(e.Ctx, dir, name)
+			return res.Wcc, err
+		}
+	}
+	rmdir := func(dir []byte, name string) func() (wire.WccData, error) {
+		return func() (wire.WccData, error) {
+			res, err := u.Rmdir(e.Ctx, dir, name)
+			return res.Wcc, err
+		}
+	}
+	mode := wire.Sattr{Mode: wire.SetUint32{Set: true, V: 0o640}}
+	verf := [8]byte{1, 2, 3, 4, 5, 6, 7, 8}
+	check("CREATE UNCHECKED", open, true, create(open, "a", wire.CreateHow{Mode: wire.Unchecked, Attr: mode}), wire.OK)
+	check("CREATE UNCHECKED of an existing file", open, false, create(open, "a", wire.CreateHow{Mode: wire.Unchecked, Attr: mode}), wire.OK)
+	check("CREATE UNCHECKED with times", open, true, create(open, "t", wire.CreateHow{Mode: wire.Unchecked,
+		Attr: wire.Sattr{Mtime: wire.SetTime{How: wire.SetToClientTime, Time: wire.Time{Sec: 7}}}}), wire.OK)
+	check("CREATE GUARDED", open, true, create(open, "b", wire.CreateHow{Mode: wire.Guarded, Attr: mode}), wire.OK)
+	check("CREATE GUARDED of an existing name", open, false, create(open, "b", wire.CreateHow{Mode: wire.Guarded}), wire.ErrExist)
+	check("CREATE EXCLUSIVE", open, true, create(open, "c", wire.CreateHow{Mode: wire.Exclusive, Verf: verf}), wire.OK)
+	check("CREATE EXCLUSIVE again", open, false, create(open, "c", wire.CreateHow{Mode: wire.Exclusive, Verf: verf}), wire.OK)
+	check("CREATE of a bad name", open, false, create(open, "a/b", wire.CreateHow{Mode: wire.Guarded}), wire.ErrAcces)
+	check("CREATE of .", open, false, create(open, ".", wire.CreateHow{Mode: wire.Guarded}), wire.ErrExist)
+	check("CREATE in a directory the user may not write", shut, false, create(shut, "n", wire.CreateHow{Mode: wire.Guarded}), wire.ErrAcces)
+	check("REMOVE", open, true, remove(open, "a"), wire.OK)
+	check("REMOVE of a missing name", open, false, remove(open, "a"), wire.ErrNoEnt)
+	check("REMOVE in a directory the user may not write", shut, false, remove(shut, "x"), wire.ErrAcces)
+	check("RMDIR", open, true, rmdir(open, "sub"), wire.OK)
+	check("RMDIR of a missing name", open, false, rmdir(open, "sub"), wire.ErrNoEnt)
 }
