@@ -40,24 +40,42 @@ func (s *Server) create(_ context.Context, call *oncrpc.Call, reply *oncrpc.Repl
 
 func (s *Server) doCreate(call *oncrpc.Call, args *wire.CreateArgs, res *wire.CreateRes, buf *fhBuf) wire.Status {
 	var rq req
-	var dir vfs.Attr
 	name := args.Where.Name
-	if st := s.beginDirChange(call, "CREATE", args.Where.Dir, name, &rq, &dir, &res.DirWcc); st != wire.OK {
+	if st := s.resolve(call, args.Where.Dir, &rq); st != wire.OK {
 		return st
 	}
-	if isDotName(name) {
-		return wire.ErrExist // as knfsd's nfsd_create, nfsd_link, nfsd_symlink
+	// dc, when the backend has it, takes the directory's attributes
+	// around its own create into da; else dirPreOp takes them first.
+	var dc vfs.DirAttrChanger
+	var da vfs.DirAttrs
+	if !isDotName(name) {
+		dc = dirChanger(&rq, name)
+	}
+	if dc == nil {
+		var dir vfs.Attr
+		if st := s.dirPreOp("CREATE", &rq, name, &dir, &res.DirWcc); st != wire.OK {
+			return st
+		}
+		if isDotName(name) {
+			return wire.ErrExist // as knfsd's nfsd_create, nfsd_link, nfsd_symlink
+		}
 	}
 	sa := &args.How.Attr
 	if args.How.Mode == wire.Exclusive {
-		h, _, err := rq.fs.Create(rq.cred, rq.h, name, exclusiveFileMode, false, true, args.How.Verf)
+		h, _, err, st := s.createIn(&rq, dc, &da, name, exclusiveFileMode, false, true, args.How.Verf, &res.DirWcc)
+		if st != wire.OK {
+			return st
+		}
 		if err != nil {
-			res.DirWcc.After = rq.postOp(rq.h)
+			res.DirWcc.After = rq.dirPost(&da)
 			return s.status("CREATE", err)
 		}
-		return rq.finishCreate(h, res, buf)
+		return rq.finishCreateAttr(h, nil, &da, res, buf)
 	}
-	h, a, err := rq.fs.Create(rq.cred, rq.h, name, modeOr(sa, defaultFileMode), true, false, [8]byte{})
+	h, a, err, st := s.createIn(&rq, dc, &da, name, modeOr(sa, defaultFileMode), true, false, [8]byte{}, &res.DirWcc)
+	if st != wire.OK {
+		return st
+	}
 	// known is the file's attributes as Create (or Lookup) returned
 	// them, for the reply, until a SetAttr changes them (nil: fetch).
 	known := &a
@@ -72,12 +90,12 @@ func (s *Server) doCreate(call *oncrpc.Call, args *wire.CreateArgs, res *wire.Cr
 			break
 		}
 		if a.Type != vfs.TypeReg {
-			res.DirWcc.After = rq.postOp(rq.h)
+			res.DirWcc.After = rq.dirPost(&da)
 			return wire.ErrExist
 		}
 		if sa.Size.Set {
 			if st := permit(&rq.cred, &a, mayWrite, true); st != wire.OK {
-				res.DirWcc.After = rq.postOp(rq.h)
+				res.DirWcc.After = rq.dirPost(&da)
 				return st
 			}
 			size := sa.Size.V
@@ -85,8 +103,24 @@ func (s *Server) doCreate(call *oncrpc.Call, args *wire.CreateArgs, res *wire.Cr
 		}
 	}
 	if err != nil {
-		res.DirWcc.After = rq.postOp(rq.h)
+		res.DirWcc.After = rq.dirPost(&da)
 		return s.status("CREATE", err)
 	}
-	return rq.finishCreateAttr(h, known, res, buf)
+	return rq.finishCreateAttr(h, known, &da, res, buf)
+}
+
+// createIn is the backend's Create of name in rq's directory: through
+// dc, when not nil, with the directory's attributes into da and its
+// pre-op attributes into wcc (changedDir: st not OK is the answer, when
+// the backend changed nothing and the directory's checks refuse), else
+// plain Create after dirPreOp.
+func (s *Server) createIn(rq *req, dc vfs.DirAttrChanger, da *vfs.DirAttrs, name string, mode uint32, guarded, exclusive bool, verf [8]byte, wcc *wire.WccData) (vfs.Handle, vfs.Attr, error, wire.Status) {
+	if dc == nil {
+		h, a, err := rq.fs.Create(rq.cred, rq.h, name, mode, guarded, exclusive, verf)
+		return h, a, err, wire.OK
+	}
+	h, a, d, err := dc.CreateDirAttrs(rq.cred, rq.h, name, mode, guarded, exclusive, verf)
+	*da = d
+	st, err := s.changedDir("CREATE", rq, name, da, err, wcc)
+	return h, a, err, st
 }

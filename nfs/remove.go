@@ -25,11 +25,31 @@ func (s *Server) remove(_ context.Context, call *oncrpc.Call, reply *oncrpc.Repl
 // doUnlink is REMOVE (rmdir false) and RMDIR (rmdir true).
 func (s *Server) doUnlink(call *oncrpc.Call, proc string, args *wire.DirOpArgs, wcc *wire.WccData, rmdir bool) wire.Status {
 	var rq req
-	var dir vfs.Attr
-	if st := s.beginDirChange(call, proc, args.Dir, args.Name, &rq, &dir, wcc); st != wire.OK {
+	if st := s.resolve(call, args.Dir, &rq); st != wire.OK {
 		return st
 	}
 	// Write permission and the sticky rule are the backend's.
+	if dc := dirChanger(&rq, args.Name); dc != nil {
+		// The directory's attributes come from the backend's own
+		// descriptor, before and after its unlink.
+		var da vfs.DirAttrs
+		var err error
+		if rmdir {
+			da, err = dc.RmdirDirAttrs(rq.cred, rq.h, args.Name)
+		} else {
+			da, err = dc.RemoveDirAttrs(rq.cred, rq.h, args.Name)
+		}
+		st, err := s.changedDir(proc, &rq, args.Name, &da, err, wcc)
+		if st != wire.OK {
+			return st
+		}
+		wcc.After = rq.dirPost(&da)
+		return s.status(proc, err)
+	}
+	var dir vfs.Attr
+	if st := s.dirPreOp(proc, &rq, args.Name, &dir, wcc); st != wire.OK {
+		return st
+	}
 	var err error
 	if rmdir {
 		err = rq.fs.Rmdir(rq.cred, rq.h, args.Name)

@@ -132,6 +132,31 @@ type AttrWriter interface {
 	WriteAtAttr(c Cred, h Handle, p []byte, off int64, sync bool) (n int, after Attr, err error)
 }
 
+// DirAttrs are a directory's attributes around a change of one of its
+// entries, taken by the backend on the directory object it changed:
+// Before just before the change, After just after it (whether or not the
+// change succeeded). The NFS layer reports them as the call's wcc_data
+// (RFC 1813 section 2.6) instead of asking GetAttr before and after.
+type DirAttrs struct {
+	Before, After         Attr
+	HaveBefore, HaveAfter bool
+}
+
+// DirAttrChanger is an optional FS extension for backends that hold the
+// directory open while they change it (the OS backend): CreateDirAttrs,
+// RemoveDirAttrs and RmdirDirAttrs are Create, Remove and Rmdir that
+// also return d (by value: a pointer through the interface would put it
+// on the heap for every call). When d.HaveBefore is false, the backend changed
+// nothing (the directory could not be resolved or looked at, or the name
+// was refused first) and the error says why; the caller then finds the
+// directory's attributes itself. After is only as good as a GetAttr
+// right after the call: HaveAfter false asks the caller to fetch them.
+type DirAttrChanger interface {
+	CreateDirAttrs(c Cred, dir Handle, name string, mode uint32, guarded, exclusive bool, verf [8]byte) (h Handle, a Attr, d DirAttrs, err error)
+	RemoveDirAttrs(c Cred, dir Handle, name string) (d DirAttrs, err error)
+	RmdirDirAttrs(c Cred, dir Handle, name string) (d DirAttrs, err error)
+}
+
 // LinkSupporter is an optional FS extension: a backend without hard
 // links reports false and FSINFO then leaves FSF3_LINK out. For backends
 // without the method, FSINFO probes: it asks for a hard link of the

@@ -986,12 +986,53 @@ func (f *FS) Create(c vfs.Cred, dir vfs.Handle, name string, mode uint32, guarde
 		return nil, vfs.Attr{}, err
 	}
 	defer f.cache.release(de)
+	return f.createIn(c, de, name, mode, guarded, exclusive, verf)
+}
+
+// CreateDirAttrs is Create with the directory's attributes before and
+// after (vfs.DirAttrChanger), fstat'ed on the descriptor Create works in.
+func (f *FS) CreateDirAttrs(c vfs.Cred, dir vfs.Handle, name string, mode uint32, guarded, exclusive bool, verf [8]byte) (h vfs.Handle, a vfs.Attr, d vfs.DirAttrs, err error) {
+	de, err := f.dirEntry(dir, "create", name)
+	if err != nil {
+		return nil, vfs.Attr{}, d, err
+	}
+	defer f.cache.release(de)
+	if err := f.dirBefore(de, &d); err != nil {
+		return nil, vfs.Attr{}, d, err
+	}
+	h, a, err = f.createIn(c, de, name, mode, guarded, exclusive, verf)
+	f.dirAfter(de, &d)
+	return h, a, d, err
+}
+
+// dirBefore fills d.Before from directory de (a dead directory is stale,
+// as GetAttr says); on error nothing is set and nothing may change.
+func (f *FS) dirBefore(de *fdEntry, d *vfs.DirAttrs) error {
+	var st unix.Stat_t
+	if err := f.stat(de, &st); err != nil {
+		return err
+	}
+	d.Before, d.HaveBefore = statAttr(&st), true
+	return nil
+}
+
+// dirAfter fills d.After from directory de, unless it cannot be statted
+// (the caller asks GetAttr then).
+func (f *FS) dirAfter(de *fdEntry, d *vfs.DirAttrs) {
+	var st unix.Stat_t
+	if unix.Fstat(de.fd, &st) == nil && st.Nlink != 0 {
+		d.After, d.HaveAfter = statAttr(&st), true
+	}
+}
+
+// createIn is Create's work in directory de.
+func (f *FS) createIn(c vfs.Cred, de *fdEntry, name string, mode uint32, guarded, exclusive bool, verf [8]byte) (vfs.Handle, vfs.Attr, error) {
 	if h, a, err, done := f.createAsServer(&c, de, name, mode, guarded, exclusive, verf); done {
 		return h, a, err
 	}
 	var h vfs.Handle
 	var a vfs.Attr
-	err = asCaller(&c, func() error {
+	err := asCaller(&c, func() error {
 		var err error
 		h, a, err = f.createAs(de, name, mode, guarded, exclusive, verf)
 		return err
@@ -1185,6 +1226,28 @@ func (f *FS) Remove(c vfs.Cred, dir vfs.Handle, name string) error {
 		return err
 	}
 	defer f.cache.release(de)
+	return f.removeIn(c, de, name)
+}
+
+// RemoveDirAttrs is Remove with the directory's attributes before and
+// after (vfs.DirAttrChanger).
+func (f *FS) RemoveDirAttrs(c vfs.Cred, dir vfs.Handle, name string) (d vfs.DirAttrs, err error) {
+	de, err := f.dirEntry(dir, "remove", name)
+	if err != nil {
+		return d, err
+	}
+	defer f.cache.release(de)
+	if err := f.dirBefore(de, &d); err != nil {
+		return d, err
+	}
+	err = f.removeIn(c, de, name)
+	f.dirAfter(de, &d)
+	return d, err
+}
+
+// removeIn is Remove's work in directory de.
+func (f *FS) removeIn(c vfs.Cred, de *fdEntry, name string) error {
+	var err error
 	var st unix.Stat_t
 	var ok bool
 	var unlinkErr error
@@ -1221,6 +1284,28 @@ func (f *FS) Rmdir(c vfs.Cred, dir vfs.Handle, name string) error {
 		return err
 	}
 	defer f.cache.release(de)
+	return f.rmdirIn(c, de, name)
+}
+
+// RmdirDirAttrs is Rmdir with the directory's attributes before and
+// after (vfs.DirAttrChanger).
+func (f *FS) RmdirDirAttrs(c vfs.Cred, dir vfs.Handle, name string) (d vfs.DirAttrs, err error) {
+	de, err := f.dirEntry(dir, "rmdir", name)
+	if err != nil {
+		return d, err
+	}
+	defer f.cache.release(de)
+	if err := f.dirBefore(de, &d); err != nil {
+		return d, err
+	}
+	err = f.rmdirIn(c, de, name)
+	f.dirAfter(de, &d)
+	return d, err
+}
+
+// rmdirIn is Rmdir's work in directory de.
+func (f *FS) rmdirIn(c vfs.Cred, de *fdEntry, name string) error {
+	var err error
 	var st unix.Stat_t
 	var ok bool
 	var unlinkErr error
@@ -1380,4 +1465,7 @@ func (f *FS) Close() error {
 	return nil
 }
 
-var _ vfs.FS = (*FS)(nil)
+var (
+	_ vfs.FS             = (*FS)(nil)
+	_ vfs.DirAttrChanger = (*FS)(nil)
+)
