@@ -154,13 +154,13 @@ func (d *Dispatcher) dispatch(ctx context.Context, ex Exchange, msg []byte, conn
 	cached := d.drc != nil && !proc.Idempotent
 	if cached {
 		key = newDRCKey(call)
-		switch act, body := d.drc.begin(key); act {
+		switch act, head := d.drc.begin(key, reply.Head); act {
 		case drcDrop:
 			cc.uncount()
 			return false
 		case drcReplay:
 			cc.uncount()
-			reply.Head = append(reply.Head, body...)
+			reply.Head = head
 			return true
 		}
 	}

@@ -17,6 +17,11 @@ import (
 // checksum of the arguments. Memory is bounded by an entry count and a byte
 // budget, with least-recently-used eviction and a time-to-live. The cache
 // stores the flattened RPC reply, never transport framing.
+//
+// Entries dropped from the cache are kept on a short spare list and
+// reused, with their reply buffers, by the next calls (a full cache drops
+// one entry for each call it takes). A replay is therefore copied out of
+// the cache under its lock (begin), never handed out by reference.
 type DRC struct {
 	mu         sync.Mutex
 	entries    map[drcKey]*drcEntry
@@ -26,6 +31,8 @@ type DRC struct {
 	maxBytes   int
 	ttl        time.Duration
 	now        func() time.Time
+	spare      *drcEntry // entries to reuse, linked by next
+	spares     int
 
 	// Counters for the metrics, written under mu, read without it.
 	hits, drops, misses, evictions atomic.Uint64
@@ -39,8 +46,10 @@ type drcKey struct {
 }
 
 type drcEntry struct {
-	key        drcKey
-	done       bool
+	key  drcKey
+	done bool
+	// reply is the flattened reply; its capacity is what the entry
+	// holds and what the byte budget counts.
 	reply      []byte
 	at         time.Time
 	prev, next *drcEntry
@@ -103,15 +112,37 @@ func (c *DRC) pushNewest(e *drcEntry) {
 	c.head.prev = e
 }
 
+// maxSpares bounds the spare list: enough for the entries one call's
+// evict drops at a time.
+const maxSpares = 8
+
 func (c *DRC) remove(e *drcEntry) {
 	c.unlink(e)
 	delete(c.entries, e.key)
-	c.bytes -= len(e.reply)
+	c.bytes -= cap(e.reply)
+	if c.spares < maxSpares {
+		*e = drcEntry{reply: e.reply[:0], next: c.spare}
+		c.spare = e
+		c.spares++
+	}
 }
 
-// begin looks key up. A finished entry is replayed, one in progress makes
-// the retransmission be dropped, and a miss inserts an in-progress entry.
-func (c *DRC) begin(key drcKey) (drcAction, []byte) {
+// newEntry returns a spare entry (with its reply buffer) or a new one,
+// for key, in progress since now.
+func (c *DRC) newEntry(key drcKey, now time.Time) *drcEntry {
+	e := c.spare
+	if e == nil {
+		return &drcEntry{key: key, at: now}
+	}
+	c.spare, c.spares = e.next, c.spares-1
+	e.key, e.at, e.next = key, now, nil
+	return e
+}
+
+// begin looks key up. A finished entry is replayed (its reply appended to
+// dst, which begin returns), one in progress makes the retransmission be
+// dropped, and a miss inserts an in-progress entry.
+func (c *DRC) begin(key drcKey, dst []byte) (drcAction, []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.now()
@@ -124,14 +155,14 @@ func (c *DRC) begin(key drcKey) (drcAction, []byte) {
 			c.unlink(e)
 			c.pushNewest(e)
 			c.hits.Add(1)
-			return drcReplay, e.reply
+			return drcReplay, append(dst, e.reply...)
 		}
 		c.remove(e)
 		c.evictions.Add(1)
 	}
 	c.misses.Add(1)
 	c.evict(now)
-	e := &drcEntry{key: key, at: now}
+	e := c.newEntry(key, now)
 	c.entries[key] = e
 	c.pushNewest(e)
 	return drcRun, nil
@@ -150,10 +181,16 @@ func (c *DRC) finish(key drcKey, r *Reply) {
 		c.remove(e) // too large to be worth caching, or not in memory
 		return
 	}
-	e.reply = r.AppendFlat(make([]byte, 0, n))
+	// A reused buffer is kept only while it is not much larger than the
+	// reply: the budget counts capacity, and a few large replies must not
+	// leave every later entry holding their size.
+	if cap(e.reply) < n || cap(e.reply) > 2*n {
+		e.reply = make([]byte, 0, n)
+	}
+	e.reply = r.AppendFlat(e.reply[:0])
 	e.done = true
 	e.at = c.now()
-	c.bytes += n
+	c.bytes += cap(e.reply)
 	c.evict(e.at)
 }
 

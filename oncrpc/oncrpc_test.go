@@ -403,7 +403,7 @@ func TestDRCBounds(t *testing.T) {
 	for i := 0; i < 100; i++ {
 		c := &Call{CallHeader: CallHeader{XID: uint32(i)}, Conn: conn}
 		k := newDRCKey(c)
-		if act, _ := d.begin(k); act != drcRun {
+		if act, _ := d.begin(k, nil); act != drcRun {
 			t.Fatal("fresh key not run")
 		}
 		d.finish(k, &r)
@@ -413,7 +413,7 @@ func TestDRCBounds(t *testing.T) {
 	}
 	now = now.Add(2 * time.Minute)
 	k := newDRCKey(&Call{CallHeader: CallHeader{XID: 99}, Conn: conn})
-	if act, _ := d.begin(k); act != drcRun {
+	if act, _ := d.begin(k, nil); act != drcRun {
 		t.Fatal("expired entry replayed")
 	}
 }
