@@ -1,9 +1,11 @@
 // Package localfs is the backend that exports a directory of the host:
 // it talks to the kernel directly, with file handles and *at system
 // calls, and uses no go-billy. It implements vfs.FS and the optional
-// vfs.FDReader (READ can splice file pages to a socket) and vfs.Locker
+// vfs.FDReader (READ can splice file pages to a socket), vfs.Locker
 // (NLM locks are mirrored as open file description locks, so processes
-// on the server see them). The contract it keeps is vfs's (see the vfs
+// on the server see them) and vfs.DirAttrChanger (CREATE, REMOVE and
+// RMDIR take the directory's wcc_data from fstats of the descriptor
+// they change it through, before and after). The contract it keeps is vfs's (see the vfs
 // package documentation); this page says how.
 //
 // # Backend
