@@ -119,7 +119,11 @@ const maxSpares = 8
 func (c *DRC) remove(e *drcEntry) {
 	c.unlink(e)
 	delete(c.entries, e.key)
-	c.bytes -= cap(e.reply)
+	if e.done {
+		// only a finished entry's buffer is counted: one in progress
+		// may hold a spare's buffer that finish has not counted yet
+		c.bytes -= cap(e.reply)
+	}
 	if c.spares < maxSpares {
 		*e = drcEntry{reply: e.reply[:0], next: c.spare}
 		c.spare = e

@@ -66,6 +66,9 @@ func TestDRCReusedEntries(t *testing.T) {
 		}
 		total := 0
 		for e := d.head.next; e != &d.head; e = e.next {
+			if !e.done {
+				continue
+			}
 			total += cap(e.reply)
 			if cap(e.reply) > 2*len(e.reply) {
 				t.Fatalf("after xid %d: a %d-byte reply holds a %d-byte buffer", xid, len(e.reply), cap(e.reply))
@@ -73,6 +76,21 @@ func TestDRCReusedEntries(t *testing.T) {
 		}
 		if total != d.bytes {
 			t.Fatalf("after xid %d: entries hold %d bytes, counted %d", xid, total, d.bytes)
+		}
+		// Every tenth call gets a spare entry (its buffer not yet
+		// counted) and a reply too large to cache: dropping it must
+		// not take its buffer off the count.
+		if xid%10 == 0 {
+			k := key(1<<20 + xid)
+			if act, _ := d.begin(k, nil); act != drcRun {
+				t.Fatalf("after xid %d: the large call was not run", xid)
+			}
+			big := Reply{Head: make([]byte, maxBytes/4+1)}
+			before := d.bytes
+			d.finish(k, &big)
+			if d.bytes != before {
+				t.Fatalf("after xid %d: a reply too large to cache moved the count from %d to %d", xid, before, d.bytes)
+			}
 		}
 	}
 	if !bytes.Equal(held, heldCopy) {
