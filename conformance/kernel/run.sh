@@ -582,18 +582,8 @@ if [[ $REQUIRE == 1 ]]; then
 		nfail=$((nfail + $(wc -l <<<"$gskip")))
 	fi
 fi
-# the emulated NICs' transmit stalls (guest/init's tx_watchdog) and the
-# rows that failed in one and ran again (guest/test.sh's run_step)
-for g in client:"$share" server:"$sshare"; do
-	n=$(cat "${g#*:}/results/eth0-stalls" 2>/dev/null | wc -l)
-	if ((n > 0)); then
-		echo "${g%%:*} guest: $n transmit stall(s) of its emulated NIC, each met by a NIC reset: $(awk '{ printf "%s%s", s, $0; s = "; " }' "${g#*:}/results/eth0-stalls")"
-	fi
-done
-if [[ -s $share/results/stall-retries ]]; then
-	echo "rows that failed during a NIC stall and ran again ($(wc -l <"$share/results/stall-retries")); their rows above say how the second attempt went:"
-	sed 's/^/  /' "$share/results/stall-retries"
-fi
+# the emulated NICs' transmit stalls and the rows run again after one
+"$HERE/tables.sh" stalls "$share/results" "$sshare/results" || echo "(tables.sh stalls failed)"
 npass=$(awk -F'\t' '$4 == "PASS"' "$ALL" | wc -l)
 nskip=$(awk -F'\t' '$4 == "SKIP"' "$ALL" | wc -l)
 ((nfail > 0)) && rc=1

@@ -3,7 +3,8 @@
 # guest: a step that fails while an emulated NIC stalls runs once more and
 # its row says why; a failure without a stall, or a second failure, stays
 # a failure; wait_or_kill passes a dd that ends well and fails one that
-# hangs or fails. Run by `make test`.
+# hangs or fails; the report's stall lines come out under set -e with and
+# without stalls. Run by `make test`.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 T=$(mktemp -d)
@@ -55,5 +56,14 @@ want dd-hangs FAIL '^dd did not finish within 1 s after the test$'
 want dd-fails FAIL '^dd exited 3 after the test$'
 [[ $(wc -l <"$T/res/rows.tsv") == 7 ]] || { echo "selftest: want 7 rows, got:"; cat "$T/res/rows.tsv"; bad=1; }
 [[ $(cut -f3 "$T/res/stall-retries" | tr '\n' ' ') == "stalled-once stalled-twice " ]] || { echo "selftest: stall-retries:"; cat "$T/res/stall-retries"; bad=1; }
+# the report's stall lines (tables.sh stalls, run by run.sh under set -e):
+# none without stalls, each guest's stalls and the rows run again with them
+mkdir -p "$T/none" "$T/sres"
+out=$("$HERE/tables.sh" stalls "$T/none" "$T/none") || { echo "selftest: tables.sh stalls failed without stalls"; bad=1; }
+[[ -z $out ]] || { echo "selftest: tables.sh stalls without stalls said: $out"; bad=1; }
+echo "1796183466 tx_timeout 0 -> 1, tx_packets 5" >"$T/sres/eth0-stalls"
+out=$("$HERE/tables.sh" stalls "$T/res" "$T/sres") || { echo "selftest: tables.sh stalls failed"; bad=1; }
+[[ $out == *"server guest: 1 transmit stall(s)"*"rows that failed during a NIC stall and ran again (2)"*stalled-once*stalled-twice* ]] ||
+	{ echo "selftest: tables.sh stalls said: $out"; bad=1; }
 ((bad == 0)) || { cat "$T/out"; exit 1; }
 echo "kernel harness selftest: 7 rows as wanted (a stalled step runs again, a broken one does not; wait_or_kill)"

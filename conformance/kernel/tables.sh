@@ -11,6 +11,10 @@
 #   tables.sh locks RESULTS ROWS.tsv     the "locks:" rows side by side, both
 #                                        servers, RDMA and TCP: status, checks
 #                                        and each row's measured times
+#   tables.sh stalls RESULTS SERVER_RESULTS
+#                                        each guest's emulated-NIC transmit
+#                                        stalls and the rows run again after
+#                                        one (nothing when there were none)
 #
 # RESULTS is share/results of a run: conf-SERVER-XPORT.txt (the output of
 # `gonfsrdma conformance`: "CODE Name : STATUS", the reason indented on the
@@ -18,7 +22,7 @@
 # bench-SERVER-XPORT.txt (the table `gonfsrdma bench` prints).
 set -euo pipefail
 
-usage() { echo "usage: $0 conformance-text|conformance-md RESULTS | perf|locks RESULTS ROWS.tsv" >&2; exit 2; }
+usage() { echo "usage: $0 conformance-text|conformance-md RESULTS | perf|locks RESULTS ROWS.tsv | stalls RESULTS SERVER_RESULTS" >&2; exit 2; }
 (($# >= 2)) || usage
 cmd=$1 res=$2
 [[ -d $res ]] || { echo "$0: no results directory $res" >&2; exit 2; }
@@ -196,10 +200,30 @@ locks() {
 		}' "$rows"
 }
 
+# stalls CLIENT_RESULTS SERVER_RESULTS: the emulated NICs' transmit stalls
+# (guest/init's tx_watchdog writes eth0-stalls) and the rows that failed in
+# one and ran again (guest/test.sh's run_step writes stall-retries)
+stalls() {
+	local g f
+	for g in client:"$res" server:"$1"; do
+		f=${g#*:}/eth0-stalls
+		if [[ -s $f ]]; then
+			echo "${g%%:*} guest: $(wc -l <"$f") transmit stall(s) of its emulated NIC, each met by a NIC reset: $(awk '{ printf "%s%s", s, $0; s = "; " }' "$f")"
+		fi
+	done
+	f=$res/stall-retries
+	if [[ -s $f ]]; then
+		echo "rows that failed during a NIC stall and ran again ($(wc -l <"$f")); their rows above say how the second attempt went:"
+		sed 's/^/  /' "$f"
+	fi
+	return 0
+}
+
 case $cmd in
 conformance-text) conf_awk text ;;
 conformance-md) conf_awk md ;;
 perf) shift 2; perf "$@" ;;
 locks) shift 2; locks "$@" ;;
+stalls) (($# == 3)) || usage; stalls "$3" ;;
 *) usage ;;
 esac
