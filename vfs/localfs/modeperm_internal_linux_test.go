@@ -50,14 +50,8 @@ func hopsDuring(fn func()) uint64 {
 func TestDirGrantsMatchKernel(t *testing.T) {
 	vfstest.RequireRoot(t)
 	root := t.TempDir()
-	if err := os.Chmod(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f, err := New(root, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := newExportAt(t, root)
+	var err error
 	t.Logf("mode-bit grants on %s: %v", root, f.modePerm)
 	server := vfs.Cred{UID: 0, GID: 0}
 	user := vfs.Cred{UID: 1000, GID: 1000}

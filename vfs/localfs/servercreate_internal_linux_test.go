@@ -75,19 +75,7 @@ func outcomeOf(t *testing.T, path string, exclusive bool, err error) createOutco
 // filesystem and on a tmpfs.
 func TestServerCreateMatchesKernel(t *testing.T) {
 	vfstest.RequireRoot(t)
-	t.Run("tempdir", func(t *testing.T) { testServerCreate(t, t.TempDir(), false) })
-	t.Run("tmpfs", func(t *testing.T) {
-		mnt := t.TempDir()
-		if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, "mode=0755,size=64m"); err != nil {
-			t.Fatalf("mounting a tmpfs: %v", err)
-		}
-		t.Cleanup(func() {
-			if err := unix.Unmount(mnt, 0); err != nil {
-				t.Errorf("unmounting the tmpfs: %v", err)
-			}
-		})
-		testServerCreate(t, mnt, false)
-	})
+	onTempAndTmpfs(t, func(t *testing.T, root string) { testServerCreate(t, root, false) })
 	// ext4 mounted with grpid: every new file takes its directory's
 	// group, set-group-ID or not.
 	t.Run("ext4-grpid", func(t *testing.T) {
@@ -100,14 +88,7 @@ func TestServerCreateMatchesKernel(t *testing.T) {
 }
 
 func testServerCreate(t *testing.T, root string, grpid bool) {
-	if err := os.Chmod(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f, err := New(root, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := newExportAt(t, root)
 	fastOK := f.serverCreate.Load()
 	if f.grpid != grpid {
 		t.Fatalf("grpid mount option seen %v on %s, want %v", f.grpid, root, grpid)

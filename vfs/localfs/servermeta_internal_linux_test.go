@@ -17,6 +17,21 @@ import (
 	"github.com/gonfsrdma/gonfsrdma/vfs/vfstest"
 )
 
+// newExportAt returns the backend exporting root (mode 0755, so that
+// callers other than root may search it), closed at the end of the test.
+func newExportAt(t *testing.T, root string) *FS {
+	t.Helper()
+	if err := os.Chmod(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := New(root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
 // onTempAndTmpfs runs fn on the temporary directory's filesystem and on
 // a fresh tmpfs.
 func onTempAndTmpfs(t *testing.T, fn func(t *testing.T, root string)) {
@@ -60,14 +75,7 @@ func TestServerSetAttrMatchesKernel(t *testing.T) {
 }
 
 func testServerSetAttr(t *testing.T, root string) {
-	if err := os.Chmod(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f, err := New(root, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := newExportAt(t, root)
 	fastOK := f.modePerm
 	t.Logf("fast SETATTR on %s: %v", root, fastOK)
 	if !fastOK && os.Getenv("CI") == "true" {
@@ -234,14 +242,8 @@ func TestServerRenameMatchesKernel(t *testing.T) {
 }
 
 func testServerRename(t *testing.T, root string) {
-	if err := os.Chmod(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f, err := New(root, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := newExportAt(t, root)
+	var err error
 	fastOK := f.modePerm
 	user := vfs.Cred{UID: 1000, GID: 1000}
 	member := vfs.Cred{UID: 1000, GID: 1000, GIDs: []uint32{2000}}
@@ -412,14 +414,7 @@ func TestServerLinkMatchesKernel(t *testing.T) {
 }
 
 func testServerLink(t *testing.T, root string) {
-	if err := os.Chmod(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f, err := New(root, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := newExportAt(t, root)
 	fastOK := f.modePerm
 	user := vfs.Cred{UID: 1000, GID: 1000}
 	type spec struct {
