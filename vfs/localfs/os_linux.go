@@ -992,17 +992,30 @@ func (f *FS) Create(c vfs.Cred, dir vfs.Handle, name string, mode uint32, guarde
 // CreateDirAttrs is Create with the directory's attributes before and
 // after (vfs.DirAttrChanger), fstat'ed on the descriptor Create works in.
 func (f *FS) CreateDirAttrs(c vfs.Cred, dir vfs.Handle, name string, mode uint32, guarded, exclusive bool, verf [8]byte) (h vfs.Handle, a vfs.Attr, d vfs.DirAttrs, err error) {
-	de, err := f.dirEntry(dir, "create", name)
+	err = f.aroundDirChange(dir, "create", name, &d, func(de *fdEntry) error {
+		var err error
+		h, a, err = f.createIn(c, de, name, mode, guarded, exclusive, verf)
+		return err
+	})
+	return h, a, d, err
+}
+
+// aroundDirChange resolves directory dir (for op on name) and runs change
+// in it with the directory's attributes just before and just after into
+// d (the DirAttrChanger methods); when dirBefore fails, change does not
+// run.
+func (f *FS) aroundDirChange(dir vfs.Handle, op, name string, d *vfs.DirAttrs, change func(de *fdEntry) error) error {
+	de, err := f.dirEntry(dir, op, name)
 	if err != nil {
-		return nil, vfs.Attr{}, d, err
+		return err
 	}
 	defer f.cache.release(de)
-	if err := f.dirBefore(de, &d); err != nil {
-		return nil, vfs.Attr{}, d, err
+	if err := f.dirBefore(de, d); err != nil {
+		return err
 	}
-	h, a, err = f.createIn(c, de, name, mode, guarded, exclusive, verf)
-	f.dirAfter(de, &d)
-	return h, a, d, err
+	err = change(de)
+	f.dirAfter(de, d)
+	return err
 }
 
 // dirBefore fills d.Before from directory de (a dead directory is stale,
@@ -1232,16 +1245,7 @@ func (f *FS) Remove(c vfs.Cred, dir vfs.Handle, name string) error {
 // RemoveDirAttrs is Remove with the directory's attributes before and
 // after (vfs.DirAttrChanger).
 func (f *FS) RemoveDirAttrs(c vfs.Cred, dir vfs.Handle, name string) (d vfs.DirAttrs, err error) {
-	de, err := f.dirEntry(dir, "remove", name)
-	if err != nil {
-		return d, err
-	}
-	defer f.cache.release(de)
-	if err := f.dirBefore(de, &d); err != nil {
-		return d, err
-	}
-	err = f.removeIn(c, de, name)
-	f.dirAfter(de, &d)
+	err = f.aroundDirChange(dir, "remove", name, &d, func(de *fdEntry) error { return f.removeIn(c, de, name) })
 	return d, err
 }
 
@@ -1290,16 +1294,7 @@ func (f *FS) Rmdir(c vfs.Cred, dir vfs.Handle, name string) error {
 // RmdirDirAttrs is Rmdir with the directory's attributes before and
 // after (vfs.DirAttrChanger).
 func (f *FS) RmdirDirAttrs(c vfs.Cred, dir vfs.Handle, name string) (d vfs.DirAttrs, err error) {
-	de, err := f.dirEntry(dir, "rmdir", name)
-	if err != nil {
-		return d, err
-	}
-	defer f.cache.release(de)
-	if err := f.dirBefore(de, &d); err != nil {
-		return d, err
-	}
-	err = f.rmdirIn(c, de, name)
-	f.dirAfter(de, &d)
+	err = f.aroundDirChange(dir, "rmdir", name, &d, func(de *fdEntry) error { return f.rmdirIn(c, de, name) })
 	return d, err
 }
 
