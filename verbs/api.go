@@ -19,7 +19,14 @@ type Provider interface {
 // Listener yields incoming connection requests (RDMA_CM_EVENT_CONNECT_REQUEST).
 type Listener interface {
 	// GetRequest waits for the next connection request. Every request
-	// returned must be Accepted or Rejected.
+	// returned must be Accepted or Rejected. Once the device the
+	// listener is bound to is removed (RDMA_CM_EVENT_DEVICE_REMOVAL on
+	// the listening id) it returns a *DeviceRemovedError: the listener
+	// will never yield another request and must be Closed, which frees
+	// the listening id so the device can go; Listen again when the
+	// address is back. A listener on the wildcard address is bound to no
+	// device and sees no removal (the connection manager listens on a
+	// device that comes back by itself).
 	GetRequest(ctx context.Context) (ConnRequest, error)
 	// Addr is the address the listener is bound to.
 	Addr() string

@@ -13,7 +13,8 @@ var (
 	ErrClosed = errors.New("verbs: use of closed connection")
 	// ErrDisconnected: a disconnect (by either side) ended the connection.
 	ErrDisconnected = errors.New("verbs: disconnected")
-	// ErrDeviceRemoved: RDMA_CM_EVENT_DEVICE_REMOVAL.
+	// ErrDeviceRemoved: RDMA_CM_EVENT_DEVICE_REMOVAL. A Conn or Listener
+	// on a removed device reports a *DeviceRemovedError, which matches it.
 	ErrDeviceRemoved = errors.New("verbs: RDMA device removed")
 	// ErrNotConnected: PostSend before the connection is established, or
 	// Accept on a request that the peer abandoned.
@@ -121,6 +122,28 @@ type AsyncEventError struct{ Event AsyncEvent }
 func (e *AsyncEventError) Error() string {
 	return "verbs: async event " + e.Event.String() + " (" + e.Event.Description() + ")"
 }
+
+// DeviceRemovedError is the reason of a Conn, and the error of a
+// Listener's GetRequest, whose RDMA device went away
+// (RDMA_CM_EVENT_DEVICE_REMOVAL: the device was unregistered, its driver
+// reset or unloaded, the NIC unplugged). errors.Is(err, ErrDeviceRemoved)
+// matches it. The device is freed only once every object on it is gone:
+// Close every Conn and the Listener, and Deregister every MR.
+type DeviceRemovedError struct {
+	// Device is the device's name (ibv_get_device_name: "rxe0",
+	// "mlx5_0"), or the fabric's name for it; empty when unknown.
+	Device string
+}
+
+func (e *DeviceRemovedError) Error() string {
+	if e.Device == "" {
+		return ErrDeviceRemoved.Error()
+	}
+	return "verbs: RDMA device " + e.Device + " removed"
+}
+
+// Is makes errors.Is(err, ErrDeviceRemoved) true.
+func (e *DeviceRemovedError) Is(target error) bool { return target == ErrDeviceRemoved }
 
 // RejectError is returned by Dial when the peer rejected the connection or
 // nobody listens at the address.

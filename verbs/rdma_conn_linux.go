@@ -76,6 +76,9 @@ type rdmaConn struct {
 	closing     bool
 	destroyed   bool
 	nMR         int
+	// released: the PD, the cm id and its channel are gone
+	// (releaseDevice, after Close and the last MR's deregistration).
+	released sync.Once
 
 	drainedRecv, drainedSend atomic.Bool
 }
@@ -115,7 +118,8 @@ func (c *rdmaConn) cmLoop() {
 		case C.RDMA_CM_EVENT_DISCONNECTED:
 			c.kill(ErrDisconnected)
 		case C.RDMA_CM_EVENT_DEVICE_REMOVAL:
-			c.kill(ErrDeviceRemoved)
+			c.kill(&DeviceRemovedError{Device: deviceName(c.id)})
+			c.prov.deviceRemoved(c.id.verbs)
 		case C.RDMA_CM_EVENT_TIMEWAIT_EXIT, C.RDMA_CM_EVENT_ADDR_CHANGE:
 		case C.RDMA_CM_EVENT_ESTABLISHED:
 			c.mu.Lock()
@@ -436,12 +440,28 @@ func (c *rdmaConn) ReleaseMR(m *MR) error {
 	m.buf = nil
 	c.mu.Lock()
 	c.nMR--
-	if c.destroyed && c.nMR == 0 && c.pd != nil {
-		C.ibv_dealloc_pd(c.pd)
-		c.pd = nil
-	}
+	last := c.destroyed && c.nMR == 0
 	c.mu.Unlock()
+	if last {
+		c.releaseDevice()
+	}
 	return err
+}
+
+// releaseDevice frees what ties the closed connection to its device once
+// no MR is left: the protection domain, then the cm id (librdmacm's
+// reference on the device's verbs context, which it closes with the last
+// id of a removed device) and its event channel. Deregistering an MR
+// after its context was closed would use freed memory, hence the order.
+func (c *rdmaConn) releaseDevice() {
+	c.released.Do(func() {
+		if c.pd != nil {
+			C.ibv_dealloc_pd(c.pd)
+			c.pd = nil
+		}
+		C.rdma_destroy_id(c.id)
+		C.rdma_destroy_event_channel(c.ch)
+	})
 }
 
 func postErr(rc C.int, posted int) error {
@@ -717,19 +737,17 @@ func (c *rdmaConn) Close() error {
 	if c.compCh != nil {
 		C.ibv_destroy_comp_channel(c.compCh)
 	}
-	C.rdma_destroy_id(c.id)
-	C.rdma_destroy_event_channel(c.ch)
 	for _, p := range []unsafe.Pointer{unsafe.Pointer(c.cmEv), unsafe.Pointer(c.sendWRs),
 		unsafe.Pointer(c.recvWRs), unsafe.Pointer(c.sges), unsafe.Pointer(c.wcs), unsafe.Pointer(c.bad)} {
 		C.free(p)
 	}
 	c.mu.Lock()
 	c.destroyed = true
-	if c.nMR == 0 && c.pd != nil {
-		C.ibv_dealloc_pd(c.pd)
-		c.pd = nil
-	}
+	last := c.nMR == 0
 	c.mu.Unlock()
 	c.life.Unlock()
+	if last {
+		c.releaseDevice()
+	}
 	return nil
 }

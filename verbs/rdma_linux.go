@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -47,27 +48,42 @@ const resolveTimeoutMS = 5000
 // RDMAProvider is real RDMA over librdmacm and libibverbs. Completion,
 // CM-event and async-event file descriptors are made non-blocking and
 // waited on through Go's netpoller; no thread ever blocks in C.
+//
+// Device removal (RDMA_CM_EVENT_DEVICE_REMOVAL on a connection's or the
+// listener's id): the connection dies with a *DeviceRemovedError, the
+// listener's GetRequest returns one, the device's async-event watcher
+// stops (its descriptor, a duplicate of the context's, is closed), and
+// librdmacm is asked to re-read its device list (forgetDevice) so that it
+// closes the device's verbs context once the last id on it is destroyed.
+// A connection keeps its id until its last MR is deregistered and its
+// protection domain freed, so nothing on the device outlives the context.
 type RDMAProvider struct {
-	mu       sync.Mutex
-	closed   bool
-	watchers map[*C.struct_ibv_context]*asyncWatcher
-	byQP     map[*C.struct_ibv_qp]*rdmaConn
-	byCQ     map[*C.struct_ibv_cq]*rdmaConn
+	mu         sync.Mutex
+	closed     bool
+	watchers   map[*C.struct_ibv_context]*asyncWatcher
+	byQP       map[*C.struct_ibv_qp]*rdmaConn
+	byCQ       map[*C.struct_ibv_cq]*rdmaConn
+	forgetting map[*C.struct_ibv_context]bool
+	stop       chan struct{} // closed by Close
+	forgets    sync.WaitGroup
 }
 
 var _ Provider = (*RDMAProvider)(nil)
 
-// NewRDMAProvider checks that librdmacm sees an RDMA device.
+// NewRDMAProvider checks that libibverbs sees an RDMA device. It asks
+// ibv_get_device_list, not rdma_get_devices, which would open every
+// device and keep it open: a device held so, with no id of ours on it,
+// could never be removed (nothing would tell us it is going).
 func NewRDMAProvider() (*RDMAProvider, error) {
 	var n C.int
-	list, err := C.rdma_get_devices(&n)
+	list, err := C.ibv_get_device_list(&n)
 	if list == nil {
-		if errors.Is(err, syscall.ENODEV) || err == nil {
+		if errors.Is(err, syscall.ENODEV) || errors.Is(err, syscall.ENOSYS) || err == nil {
 			return nil, ErrNoDevice
 		}
-		return nil, fmt.Errorf("verbs: rdma_get_devices: %w", err)
+		return nil, fmt.Errorf("verbs: ibv_get_device_list: %w", err)
 	}
-	C.rdma_free_devices(list)
+	C.ibv_free_device_list(list)
 	if n == 0 {
 		return nil, ErrNoDevice
 	}
@@ -75,12 +91,18 @@ func NewRDMAProvider() (*RDMAProvider, error) {
 		watchers: make(map[*C.struct_ibv_context]*asyncWatcher),
 		byQP:     make(map[*C.struct_ibv_qp]*rdmaConn),
 		byCQ:     make(map[*C.struct_ibv_cq]*rdmaConn),
+
+		forgetting: make(map[*C.struct_ibv_context]bool),
+		stop:       make(chan struct{}),
 	}, nil
 }
 
 // Close stops the async-event watchers. Close Listeners and Conns first.
 func (p *RDMAProvider) Close() error {
 	p.mu.Lock()
+	if !p.closed {
+		close(p.stop)
+	}
 	p.closed = true
 	ws := p.watchers
 	p.watchers = make(map[*C.struct_ibv_context]*asyncWatcher)
@@ -89,7 +111,86 @@ func (p *RDMAProvider) Close() error {
 		w.fd.close()
 		<-w.done
 	}
+	p.forgets.Wait()
 	return nil
+}
+
+// deviceName is the name of the device id is on, "" when it is on none.
+func deviceName(id *C.struct_rdma_cm_id) string {
+	if id == nil || id.verbs == nil {
+		return ""
+	}
+	return C.GoString(C.ibv_get_device_name(id.verbs.device))
+}
+
+// deviceRemoved is called when an id on ctx got
+// RDMA_CM_EVENT_DEVICE_REMOVAL: it stops the device's async-event
+// watcher and starts forgetDevice once per removed context.
+func (p *RDMAProvider) deviceRemoved(ctx *C.struct_ibv_context) {
+	if ctx == nil {
+		return
+	}
+	p.mu.Lock()
+	w := p.watchers[ctx]
+	delete(p.watchers, ctx)
+	start := !p.closed && !p.forgetting[ctx]
+	if start {
+		p.forgetting[ctx] = true
+		p.forgets.Add(1)
+	}
+	p.mu.Unlock()
+	if w != nil {
+		w.fd.close()
+		<-w.done
+	}
+	if start {
+		go p.forgetDevice(ctx)
+	}
+}
+
+// forgetDevice makes librdmacm drop the removed device ctx: it re-reads
+// the device list only when asked (rdma_get_devices), and then closes the
+// device's verbs context at once or, while ids still use it, when the
+// last of them is destroyed. The kernel may still list the device for a
+// moment after the removal event, so it asks every second, for at most a
+// minute, until ctx is no longer among the devices.
+func (p *RDMAProvider) forgetDevice(ctx *C.struct_ibv_context) {
+	defer p.forgets.Done()
+	defer func() {
+		p.mu.Lock()
+		delete(p.forgetting, ctx)
+		p.mu.Unlock()
+	}()
+	for range 60 {
+		if !syncDevices(ctx) {
+			return
+		}
+		select {
+		case <-time.After(time.Second):
+		case <-p.stop:
+			return
+		}
+	}
+}
+
+// syncDevices makes librdmacm re-read the device list (dropping removed
+// devices, adding new ones) and reports whether ctx is still listed. It
+// is called only once ctx's async-event watcher has stopped: librdmacm
+// may close ctx while it runs. (rdma_get_devices also opens the devices
+// still there, which stay open.)
+func syncDevices(ctx *C.struct_ibv_context) bool {
+	var n C.int
+	list := C.rdma_get_devices(&n)
+	if list == nil {
+		return false
+	}
+	defer C.rdma_free_devices(list)
+	for _, c := range unsafe.Slice(list, int(n)) {
+		if c == ctx && ctx != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // pollFD waits for readability of a C-owned descriptor through the
@@ -275,11 +376,12 @@ func (p *RDMAProvider) Listen(addr string) (Listener, error) {
 	C.shim_id_addrs(id, &local[0], &peer[0])
 	ln := &rdmaListener{
 		prov: p, ch: ch, id: id, fd: fd,
-		addr:   C.GoString(&local[0]),
-		reqs:   make(chan *rdmaRequest, 128),
-		closed: make(chan struct{}),
-		done:   make(chan struct{}),
-		ev:     (*C.struct_shim_cm_event)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_shim_cm_event{})))),
+		addr:    C.GoString(&local[0]),
+		reqs:    make(chan *rdmaRequest, 128),
+		closed:  make(chan struct{}),
+		removed: make(chan struct{}),
+		done:    make(chan struct{}),
+		ev:      (*C.struct_shim_cm_event)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_shim_cm_event{})))),
 	}
 	go ln.loop()
 	return ln, nil
@@ -287,7 +389,9 @@ func (p *RDMAProvider) Listen(addr string) (Listener, error) {
 
 // rdmaListener implements Listener. Its goroutine reads the listening
 // id's event channel; each CONNECT_REQUEST's new id is migrated to its own
-// channel (rdma_migrate_id) owned by the request's rdmaConn.
+// channel (rdma_migrate_id) owned by the request's rdmaConn. A
+// DEVICE_REMOVAL on the listening id closes removed: GetRequest then
+// returns removedErr.
 type rdmaListener struct {
 	prov   *RDMAProvider
 	ch     *C.struct_rdma_event_channel
@@ -300,6 +404,9 @@ type rdmaListener struct {
 	closed chan struct{}
 	isShut bool
 	done   chan struct{}
+
+	removed    chan struct{}
+	removedErr error
 }
 
 func (ln *rdmaListener) loop() {
@@ -313,7 +420,14 @@ func (ln *rdmaListener) loop() {
 		if err := ln.fd.read(readFn); err != nil {
 			return
 		}
-		if rc < 0 || ln.ev.event != C.RDMA_CM_EVENT_CONNECT_REQUEST {
+		if rc < 0 {
+			continue
+		}
+		if ln.ev.event == C.RDMA_CM_EVENT_DEVICE_REMOVAL {
+			ln.deviceRemoved()
+			continue
+		}
+		if ln.ev.event != C.RDMA_CM_EVENT_CONNECT_REQUEST {
 			continue
 		}
 		ev := goCMEvent(ln.ev)
@@ -335,6 +449,28 @@ func (ln *rdmaListener) loop() {
 		ln.mu.Unlock()
 		if !queued {
 			r.Reject(nil)
+		}
+	}
+}
+
+// deviceRemoved ends the listener: GetRequest reports the removal, and
+// requests not yet taken are rejected.
+func (ln *rdmaListener) deviceRemoved() {
+	ln.mu.Lock()
+	if ln.removedErr != nil {
+		ln.mu.Unlock()
+		return
+	}
+	ln.removedErr = &DeviceRemovedError{Device: deviceName(ln.id)}
+	close(ln.removed)
+	ln.mu.Unlock()
+	ln.prov.deviceRemoved(ln.id.verbs)
+	for {
+		select {
+		case r := <-ln.reqs:
+			r.Reject(nil)
+		default:
+			return
 		}
 	}
 }
@@ -367,6 +503,10 @@ func (ln *rdmaListener) GetRequest(ctx context.Context) (ConnRequest, error) {
 		return r, nil
 	case <-ln.closed:
 		return nil, ErrClosed
+	case <-ln.removed:
+		ln.mu.Lock()
+		defer ln.mu.Unlock()
+		return nil, ln.removedErr
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
