@@ -43,6 +43,10 @@ type Fabric struct {
 	mu        sync.Mutex
 	listeners map[string]*fabListener
 	clientSeq int
+	// conns are the Conns not yet Closed, removed the hosts whose device
+	// is removed (fabric_device.go).
+	conns   map[*fabConn]struct{}
+	removed map[string]bool
 
 	mrSeq     atomic.Uint32
 	noWindows atomic.Bool // DisableWindows
@@ -73,7 +77,7 @@ func (f *Fabric) PinsMemory() bool { return false }
 
 // NewFabric returns an empty fabric.
 func NewFabric() *Fabric {
-	return &Fabric{listeners: make(map[string]*fabListener)}
+	return &Fabric{listeners: make(map[string]*fabListener), conns: make(map[*fabConn]struct{})}
 }
 
 // FaultPlan describes faults the fabric injects.
@@ -166,10 +170,13 @@ func (f *Fabric) Listen(addr string) (verbs.Listener, error) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.removed[hostOf(addr)] {
+		return nil, fmt.Errorf("%w: %s", errNoDevice, addr)
+	}
 	if _, ok := f.listeners[addr]; ok {
 		return nil, errors.New("verbs: fabric: address in use: " + addr)
 	}
-	ln := &fabListener{fab: f, addr: addr, reqs: make(chan *fabRequest, 128), done: make(chan struct{})}
+	ln := &fabListener{fab: f, addr: addr, reqs: make(chan *fabRequest, 128), done: make(chan struct{}), removed: make(chan struct{})}
 	f.listeners[addr] = ln
 	f.nListeners.Add(1)
 	return ln, nil
@@ -202,6 +209,9 @@ func (f *Fabric) Dial(ctx context.Context, addr string, p verbs.ConnParams) (ver
 	}
 	f.mu.Lock()
 	ln := f.listeners[addr]
+	if f.removed[hostOf(addr)] {
+		ln = nil
+	}
 	f.mu.Unlock()
 	if ln == nil {
 		c.Close()
@@ -260,12 +270,16 @@ type fabListener struct {
 	closed bool
 	reqs   chan *fabRequest
 	done   chan struct{}
+	// removed is closed, and removedErr set, when the listener's device
+	// is removed (fabric_device.go).
+	removed    chan struct{}
+	removedErr error
 }
 
 func (ln *fabListener) enqueue(r *fabRequest) bool {
 	ln.mu.Lock()
 	defer ln.mu.Unlock()
-	if ln.closed {
+	if ln.closed || ln.removedErr != nil {
 		return false
 	}
 	r.ln = ln
@@ -283,6 +297,10 @@ func (ln *fabListener) GetRequest(ctx context.Context) (verbs.ConnRequest, error
 		return r, nil
 	case <-ln.done:
 		return nil, verbs.ErrClosed
+	case <-ln.removed:
+		ln.mu.Lock()
+		defer ln.mu.Unlock()
+		return nil, ln.removedErr
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}

@@ -111,8 +111,17 @@ func (f *Fabric) newConn(l *link, side int, cfg verbs.Config, local, remote stri
 	l.mu.Lock()
 	l.side[side] = c
 	l.mu.Unlock()
+	f.mu.Lock()
+	f.conns[c] = struct{}{}
+	gone := f.removed[hostOf(local)]
+	f.mu.Unlock()
 	f.nConns.Add(1)
 	go c.run()
+	if gone { // made for a request taken before the device went away
+		l.mu.Lock()
+		l.teardownSide(c, &verbs.DeviceRemovedError{Device: DeviceName(hostOf(local))})
+		l.mu.Unlock()
+	}
 	return c
 }
 
@@ -415,6 +424,9 @@ func (c *fabConn) Close() error {
 	}
 	l.mu.Unlock()
 	<-c.workerDone
+	c.fab.mu.Lock()
+	delete(c.fab.conns, c)
+	c.fab.mu.Unlock()
 	c.fab.nConns.Add(-1)
 	return nil
 }
