@@ -27,6 +27,9 @@
 //     accounting.
 //   - limits.go, failure.go: connection and pinned-memory caps, the idle
 //     sweeper; how a connection's death is logged.
+//   - device.go: the device going away (every connection on it torn
+//     down, the listener closed, one WARN) and listening again, with a
+//     backoff (Config.RelistenMin, RelistenMax), until it is back.
 //
 // # Concurrency
 //
@@ -90,7 +93,9 @@
 //     a bound and keeps its buffers for later calls.
 //   - Every MR of a connection is deregistered by teardown after Conn.Close
 //     has returned every posted buffer, so the fabric's Stats return to
-//     zero after each connection.
+//     zero after each connection. A removed device is the same: each
+//     connection on it tears down so, and the listener is closed at once;
+//     while the device is gone the server holds no object on it.
 //   - A pool buffer the server cannot register is a shortage: the call
 //     is dropped with its connection (logged once, counted in
 //     Stats.Shortages), never answered ERR_CHUNK.

@@ -95,6 +95,10 @@ func (f *connFailure) log(log *zap.Logger, err error) {
 	flushed, dropped := f.flushed.Load(), f.dropped.Load()
 	orderly := errors.Is(err, verbs.ErrDisconnected) || errors.Is(err, verbs.ErrClosed)
 	switch {
+	case errors.Is(err, verbs.ErrDeviceRemoved):
+		// The server's one WARN for the device covers it (device.go).
+		log.Info("connection closed: RDMA device removed", zap.Error(err),
+			zap.Int64("flushed_requests", flushed), zap.Int64("calls_dropped", dropped))
 	case first != nil:
 		log.Warn("connection failed", zap.NamedError("first_error", first), zap.String("work_request", kind),
 			zap.Int64("flushed_requests", flushed), zap.Int64("calls_dropped", dropped), zap.NamedError("cause", err))

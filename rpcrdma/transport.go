@@ -77,6 +77,12 @@ type Config struct {
 	// Clients, when set, counts each connection's calls and bytes under
 	// its client address (for the metrics' busiest clients).
 	Clients *meter.Clients
+	// RelistenMin and RelistenMax bound the wait between attempts to
+	// listen again after the listener's device was removed (device.go):
+	// the first attempt comes RelistenMin after the removal, each next
+	// one after twice the wait before, at most RelistenMax. Defaults 1 s
+	// and 10 s.
+	RelistenMin, RelistenMax time.Duration
 }
 
 // Defaults (the ones the client shares are proto's).
@@ -150,6 +156,13 @@ func (c Config) withDefaults() Config {
 	if c.IdleTimeout == 0 {
 		c.IdleTimeout = oncrpc.DefaultIdleTimeout
 	}
+	if c.RelistenMin <= 0 {
+		c.RelistenMin = time.Second
+	}
+	if c.RelistenMax <= 0 {
+		c.RelistenMax = 10 * time.Second
+	}
+	c.RelistenMax = max(c.RelistenMax, c.RelistenMin)
 	return c
 }
 
@@ -175,6 +188,8 @@ type Server struct {
 	// shortages counts connections dropped for want of a buffer (shortage).
 	shortages atomic.Int64
 	counters  serverCounters // stats.go
+
+	removal deviceRemoval // device.go
 }
 
 // ErrServerClosed is returned by Serve after Shutdown.
@@ -227,21 +242,42 @@ func (s *Server) ListenAndServe(addr string) error {
 }
 
 // Serve accepts connection requests from l until Shutdown or an error of
-// the listener. l is closed when Serve returns.
+// the listener. l is closed when Serve returns. When l's device is
+// removed, Serve closes l and listens on l.Addr() again, with a backoff,
+// until the address is back (device.go).
 func (s *Server) Serve(l verbs.Listener) error {
 	if !s.life.Listen(l) {
 		return ErrServerClosed
 	}
-	defer s.life.Unlisten(l)
-	defer l.Close()
 	s.log.Info("listening", zap.String("addr", l.Addr()))
 	s.startSweeper()
 	for {
+		err := s.acceptFrom(l)
+		l.Close()
+		if s.life.Closing() {
+			s.life.Unlisten(l)
+			return ErrServerClosed
+		}
+		if !errors.Is(err, verbs.ErrDeviceRemoved) {
+			s.life.Unlisten(l)
+			return err
+		}
+		// l stays registered (closed) while Serve waits, so Shutdown
+		// waits for Serve and ends the wait.
+		next := s.relisten(l.Addr(), err)
+		s.life.Unlisten(l)
+		if next == nil {
+			return ErrServerClosed
+		}
+		l = next
+	}
+}
+
+// acceptFrom takes connection requests from l until its GetRequest fails.
+func (s *Server) acceptFrom(l verbs.Listener) error {
+	for {
 		req, err := l.GetRequest(s.life.Context())
 		if err != nil {
-			if s.life.Closing() {
-				return ErrServerClosed
-			}
 			return err
 		}
 		if !s.life.Go(func() { s.accept(req) }) {
@@ -452,6 +488,7 @@ func (s *Server) accept(req verbs.ConnRequest) {
 		}
 		ce.Write(fields...)
 	}
+	s.removal.connected()
 	s.counters.granted.Add(int64(c.credits))
 	c.run()
 	s.counters.granted.Add(-int64(c.credits))
@@ -602,6 +639,7 @@ func (c *conn) teardown(err error) {
 	c.vc.Close()
 	c.releaseMemory()
 	c.failure.log(c.log, err)
+	c.srv.deviceRemoved(err, false)
 }
 
 // takeLateCompletions handles the completions of work requests posted

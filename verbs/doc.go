@@ -60,8 +60,10 @@
 //   - An MR may be Deregistered only when no posted WR names it and the
 //     peer no longer uses its rkey; slices into it are invalid after.
 //     MRs outlive their Conn: Close does not deregister them (each must be
-//     Deregistered; the real provider frees the protection domain after
-//     the Conn is closed and its last MR is deregistered).
+//     Deregistered; the real provider frees the protection domain, and
+//     then the cm id that holds librdmacm's reference on the device's
+//     verbs context, after the Conn is closed and its last MR is
+//     deregistered).
 //
 // # Errors and teardown
 //
@@ -73,6 +75,20 @@
 // value, so errors.Is(err, WCRemAccessErr) works. Poll returns (0, Err())
 // once every flushed completion has been returned; that is the point at
 // which all posted buffers are back with the caller.
+//
+// # Device removal
+//
+// When the device goes away (RDMA_CM_EVENT_DEVICE_REMOVAL: `rdma link
+// delete`, a NIC or firmware reset, a hot-unplug), every Conn on it dies
+// with a *DeviceRemovedError (errors.Is ErrDeviceRemoved) and flushes as
+// above, and a Listener bound to an address of the device returns one
+// from GetRequest and yields nothing more. The kernel frees the device
+// only once the user holds nothing on it: Close every such Conn and the
+// Listener, Deregister every MR and Free every Window. The real provider
+// then lets go of the rest itself (its async-event watcher of the device,
+// librdmacm's verbs context of it). Listen on the address again once a
+// device carries it. The software fabric injects this with
+// softfabric.Fabric.RemoveDevice.
 //
 // Registered memory is pinned and counts against RLIMIT_MEMLOCK: call
 // RaiseMemlock at start-up.
