@@ -134,6 +134,9 @@ type FS struct {
 	grace *graceStore
 
 	calls callCounts // libcephfs calls made (calls.go)
+
+	// names orders this head's changes to directory entries (namelock.go).
+	names nameLocks
 }
 
 // node is one inode the FS holds a libcephfs reference on, with its open
@@ -966,8 +969,22 @@ func (f *FS) Commit(h vfs.Handle) error {
 	return nil
 }
 
-// dirOp resolves dir and c for a method that changes dir's entry name.
+// dirOp resolves dir and c for a method that changes dir's entry name,
+// and holds dir's name lock shared (nameLocks) until done is called.
 func (f *FS) dirOp(c *vfs.Cred, dir vfs.Handle, op, name string) (*node, *C.UserPerm, *C.char, func(), error) {
+	d, p, cs, release, err := f.dirOpUnlocked(c, dir, op, name)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	unlock := f.names.share(d.vino)
+	return d, p, cs, func() {
+		unlock()
+		release()
+	}, nil
+}
+
+// dirOpUnlocked is dirOp without the name lock (Rename takes its own).
+func (f *FS) dirOpUnlocked(c *vfs.Cred, dir vfs.Handle, op, name string) (*node, *C.UserPerm, *C.char, func(), error) {
 	if err := vfs.CheckName(op, name); err != nil {
 		return nil, nil, nil, nil, err
 	}
@@ -1315,7 +1332,7 @@ func (f *FS) Rename(c vfs.Cred, fromDir vfs.Handle, fromName string, toDir vfs.H
 	if err := vfs.CheckName("rename", toName); err != nil {
 		return err
 	}
-	d, p, cs, done, err := f.dirOp(&c, fromDir, "rename", fromName)
+	d, p, cs, done, err := f.dirOpUnlocked(&c, fromDir, "rename", fromName)
 	if err != nil {
 		return err
 	}
@@ -1328,11 +1345,27 @@ func (f *FS) Rename(c vfs.Cred, fromDir vfs.Handle, fromName string, toDir vfs.H
 	if td.typ != vfs.TypeDir {
 		return &os.PathError{Op: "rename", Path: toName, Err: syscall.ENOTDIR}
 	}
+	// Both parents' entries stay as looked up below until the rename is
+	// made (nameLocks).
+	defer f.names.exclude(d.vino, td.vino)()
 	ct := C.CString(toName)
 	defer C.free(unsafe.Pointer(ct))
 	src, srcOK := f.victim(d, cs)
+	if !srcOK {
+		// Never ceph_ll_rename a missing source: Pacific's libcephfs
+		// (16.2.15) marks the target's cached dentry as being renamed,
+		// fails on the source and leaves the mark, and every later
+		// lookup of the target name waits for it forever
+		// (TestRenameMissingSourceLeavesTargetUsable). The caller's own
+		// lookup gives the caller's error: EACCES without search
+		// permission, else ENOENT.
+		if _, _, err := f.lookupAs(d, cs, p); err != nil {
+			return err
+		}
+		return &os.PathError{Op: "rename", Path: fromName, Err: syscall.ENOENT}
+	}
 	v, had := f.victim(td, ct)
-	if srcOK && had && src == v {
+	if had && src == v {
 		// The same object under both names (the same name, or two hard
 		// links): rename(2) does nothing. libcephfs would unlink it.
 		if _, _, err := f.lookupAs(d, cs, p); err != nil {
@@ -1340,15 +1373,21 @@ func (f *FS) Rename(c vfs.Cred, fromDir vfs.Handle, fromName string, toDir vfs.H
 		}
 		return nil
 	}
-	if srcOK && td != d && c.UID != 0 {
+	if td != d && c.UID != 0 {
 		// Moving a directory to a new parent rewrites its "..": the
 		// kernel wants write permission on it, libcephfs does not check.
-		if sn, err := f.get(f.codec.encode(src)); err == nil {
-			a, aerr := f.attr(sn)
-			f.put(sn)
-			if aerr == nil && a.Type == vfs.TypeDir && !c.May(&a, vfs.MayWrite) {
-				return &os.PathError{Op: "rename", Path: fromName, Err: syscall.EACCES}
-			}
+		// An object that cannot be examined is not moved.
+		sn, err := f.get(f.codec.encode(src))
+		if err != nil {
+			return err
+		}
+		a, err := f.attr(sn)
+		f.put(sn)
+		if err != nil {
+			return err
+		}
+		if a.Type == vfs.TypeDir && !c.May(&a, vfs.MayWrite) {
+			return &os.PathError{Op: "rename", Path: fromName, Err: syscall.EACCES}
 		}
 	}
 	if r := C.ceph_ll_rename(f.m, d.in, cs, td.in, ct, p); r < 0 {
@@ -1363,8 +1402,6 @@ func (f *FS) Rename(c vfs.Cred, fromDir vfs.Handle, fromName string, toDir vfs.H
 		tx := C.struct_ceph_statx{stx_mtime: now, stx_ctime: now}
 		f.calls.add(callSetattr)
 		C.ceph_ll_setattr(f.m, d.in, &tx, C.CEPH_SETATTR_MTIME|C.CEPH_SETATTR_CTIME, f.rootPerm)
-	}
-	if td != d && srcOK {
 		if sn, err := f.get(f.codec.encode(src)); err == nil {
 			if sn.typ == vfs.TypeDir {
 				f.refreshDirStat(d.vino)

@@ -36,19 +36,11 @@ func exportDir(t testing.TB, conf string) string {
 func TestConformance(t *testing.T) {
 	conf := cephtest.Conf(t)
 	vfstest.RequireRoot(t)
-	vfstest.RunFSTestsKnownDefects(t, func(t *testing.T) vfs.FS {
+	vfstest.RunFSTests(t, func(t *testing.T) vfs.FS {
 		f, err := New(Options{ConfigFile: conf, Root: exportDir(t, conf), HandleDomain: []byte{1, 0, 0, 0, 7}})
 		if err != nil {
 			t.Fatalf("New: %v", err)
 		}
 		return f
-	}, map[string]string{
-		// Found 2026-12-02 (make check rehearsal, Pacific 16.2.15, one
-		// client, one MDS): with root renaming n <-> theirs in one
-		// directory in a loop while a caller renames n to another
-		// directory, a ceph_ll_lookup in Rename's victim lookup never
-		// returned (9 min, test timeout). Not yet traced: libcephfs or
-		// this backend's use of it. Issue 13, open.
-		"IdentityRenameSwapRace": "a ceph_ll_lookup under concurrent renames of one name hangs (issue 13, open)",
 	})
 }

@@ -103,6 +103,31 @@
 // onto itself or onto another link of the same file does nothing (libcephfs
 // would unlink it).
 //
+// # Renames
+//
+// A rule the FS applies itself is only as good as the moment it is
+// checked in: Rename looks up what a name is, decides (a directory moved
+// to a new parent by a caller who may not write it is EACCES; the same
+// object under both names does nothing), then calls ceph_ll_rename, which
+// renames whatever the name is by then. So every method that changes a
+// directory's entries holds that directory's name lock (namelock.go):
+// Create, Mkdir, Symlink, Mknod, Link, Remove and Rmdir shared, so they
+// run in parallel with each other; Rename exclusively for both parents,
+// taken in a fixed order, from its first lookup to the end of the rename,
+// as the kernel holds a parent's lock around the same checks. The locks
+// order the calls of one FS (one head); a change made in the same instant
+// through another head or another CephFS client is not ordered by them.
+//
+// Rename never hands libcephfs a missing source: Pacific's ceph_ll_rename
+// (16.2.15) marks the target's cached dentry as being renamed before it
+// looks the source up, returns ENOENT without clearing the mark when the
+// source is missing, and every later lookup of the target name through
+// that mount then waits forever for a rename that is not under way. A
+// source the FS's own lookup does not find is answered from the caller's
+// lookup (EACCES or ENOENT), and under the name lock no call of the same
+// FS can take the source away before ceph_ll_rename looks for it (vfstest
+// IdentityRenameSwapRace, TestRenameMissingSourceLeavesTargetUsable).
+//
 // # Locks
 //
 // The FS is a vfs.Locker: NLM locks are mirrored as CephFS byte-range

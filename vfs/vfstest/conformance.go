@@ -23,20 +23,8 @@ import (
 // vfs.ErrNotSupported (then nothing may be created); everything else must
 // behave identically.
 func RunFSTests(t *testing.T, newFS func(t *testing.T) vfs.FS) {
-	RunFSTestsKnownDefects(t, newFS, nil)
-}
-
-// RunFSTestsKnownDefects is RunFSTests for a backend with known defects:
-// each test named in defects is reported as skipped with its text (say
-// where the defect is recorded), not run. For a defect the suite found
-// and nobody has fixed yet, never for a difference the suite should
-// accept.
-func RunFSTestsKnownDefects(t *testing.T, newFS func(t *testing.T) vfs.FS, defects map[string]string) {
 	for _, tc := range append(suite[:len(suite):len(suite)], identitySuite...) {
 		t.Run(tc.name, func(t *testing.T) {
-			if why, ok := defects[tc.name]; ok {
-				t.Skipf("known defect of this backend: %s", why)
-			}
 			fsys := newFS(t)
 			c := &checker{T: t, fs: fsys, root: fsys.Root()}
 			// Objects are created as owner, not root: the root becomes
