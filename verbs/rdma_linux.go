@@ -21,6 +21,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gonfsrdma/gonfsrdma/internal/threadcred"
 )
 
 // RDMASupported reports whether this build includes real RDMA support.
@@ -74,7 +76,15 @@ var _ Provider = (*RDMAProvider)(nil)
 // ibv_get_device_list, not rdma_get_devices, which would open every
 // device and keep it open: a device held so, with no id of ours on it,
 // could never be removed (nothing would tell us it is going).
+//
+// It fails if threads of this process have switched identity and gone
+// back to running other goroutines (internal/threadcred: their
+// credentials would fail the command files' check), and once it has
+// been called no thread may do so.
 func NewRDMAProvider() (*RDMAProvider, error) {
+	if err := threadcred.Reserve(); err != nil {
+		return nil, fmt.Errorf("verbs: %w", err)
+	}
 	var n C.int
 	list, err := C.ibv_get_device_list(&n)
 	if list == nil {
