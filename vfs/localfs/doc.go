@@ -134,6 +134,17 @@
 // kernel's set-group-ID rules apply to that too). Symbolic links are
 // always 0777.
 //
+// MKDIR, SYMLINK and MKNOD switch identity on the calling goroutine's own
+// thread instead (asCallerHere): locked, the same per-thread calls, the
+// object made and opened as the caller, then the server's ids restored
+// and checked (with the thread's capability sets) before the thread is
+// unlocked; a thread that cannot be restored is never unlocked, so the
+// runtime ends it. A restored thread has equal ids but new credentials,
+// which the RDMA command files refuse, so this is done only in a process
+// that never opens an RDMA device: internal/threadcred settles it once,
+// and verbs.NewRDMAProvider fails after such a switch (and prevents it
+// when first). With RDMA, these calls keep the identity threads.
+//
 // LOOKUP, and REMOVE and RMDIR in a directory that is not sticky, run as
 // the server without the hop to an identity thread when the directory's
 // mode bits alone grant the caller search (and write) permission, as the

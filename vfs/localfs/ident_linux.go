@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gonfsrdma/gonfsrdma/internal/threadcred"
 	"github.com/gonfsrdma/gonfsrdma/vfs"
 )
 
@@ -34,6 +35,8 @@ import (
 // on them). A thread that had switched and come back to root got EACCES
 // from ibv_post_send and rdma_accept. A pool thread keeps the last
 // identity it took and switches only when the next call's differs.
+// (MKDIR, SYMLINK and MKNOD may switch on the calling thread instead,
+// in a process without RDMA: asCallerHere, at the end of this file.)
 //
 // New threads do not inherit a caller's identity either: clone(2) copies
 // the creating thread's credentials, but the Go runtime never creates an
@@ -122,7 +125,7 @@ func identThread() {
 	for j := range identPool.jobs {
 		c := j.c
 		if !have || c.UID != uid || c.GID != gid || !sameGroups(c.GIDs, groups) {
-			if err := switchThread(c); err != nil {
+			if err := switchThread(c, true); err != nil {
 				have = false
 				j.done <- err
 				continue
@@ -134,23 +137,28 @@ func identThread() {
 	}
 }
 
-// switchThread gives the current (locked, dedicated) thread c's identity
-// and checks that it took: setfsuid and setfsgid return the ids they
-// replace, so a second call with the same id reads the first one back.
+// switchThread gives the current (locked) thread c's identity, with c's
+// supplementary groups unless groups is false (the thread has them
+// already), and checks that it took: setfsuid and setfsgid return the
+// ids they replace, so a second call reads the first one back; the
+// second passes an invalid id (-1), which changes nothing and, unlike a
+// repeat of the same id, makes the kernel prepare no new credentials.
 // Were they not c's, identities are marked broken and later calls as
 // another identity fail with EPERM.
-func switchThread(c *vfs.Cred) error {
-	var p unsafe.Pointer
-	if len(c.GIDs) > 0 {
-		p = unsafe.Pointer(&c.GIDs[0])
-	}
-	if _, _, e := unix.RawSyscall(sysSetgroups, uintptr(len(c.GIDs)), uintptr(p), 0); e != 0 {
-		return e
+func switchThread(c *vfs.Cred, groups bool) error {
+	if groups {
+		var p unsafe.Pointer
+		if len(c.GIDs) > 0 {
+			p = unsafe.Pointer(&c.GIDs[0])
+		}
+		if _, _, e := unix.RawSyscall(sysSetgroups, uintptr(len(c.GIDs)), uintptr(p), 0); e != 0 {
+			return e
+		}
 	}
 	unix.RawSyscall(sysSetfsgid, uintptr(c.GID), 0, 0)
-	g, _, _ := unix.RawSyscall(sysSetfsgid, uintptr(c.GID), 0, 0)
+	g, _, _ := unix.RawSyscall(sysSetfsgid, readID, 0, 0)
 	unix.RawSyscall(sysSetfsuid, uintptr(c.UID), 0, 0)
-	u, _, _ := unix.RawSyscall(sysSetfsuid, uintptr(c.UID), 0, 0)
+	u, _, _ := unix.RawSyscall(sysSetfsuid, readID, 0, 0)
 	if uint32(u) != c.UID || uint32(g) != c.GID {
 		procIdent.broken.Store(true)
 		return unix.EPERM
@@ -200,4 +208,108 @@ func sameGroups(a, b []uint32) bool {
 		}
 	}
 	return true
+}
+
+// Switching on the calling goroutine's own thread.
+//
+// MKDIR, SYMLINK and MKNOD must be made by the caller's identity (there
+// is no O_TMPFILE for them; see servercreate_linux.go), and a hand-off to
+// an identity thread and back was most of their cost. asCallerHere runs
+// fn as c on the calling goroutine's thread instead: LockOSThread, the
+// same raw per-thread setgroups, setfsgid and setfsuid as switchThread
+// (checked the same way), fn, then the process's own ids back, checked
+// (setfsuid and setfsgid read back, and the thread's capability sets
+// compared with what they were before the switch: setfsuid back to 0
+// re-raises the filesystem capabilities from the permitted set), and
+// UnlockOSThread. The restored thread then runs other goroutines with
+// equal ids but a new struct cred, which the RDMA command files refuse
+// (see the top of this file): so this is done only while
+// threadcred.Taint allows it, that is in a process that has not opened
+// and will never open an RDMA device (verbs.NewRDMAProvider reserves the
+// process first and is refused after a Taint). Otherwise, and when the
+// thread cannot be restored, calls go to the identity threads as before.
+// A thread whose restore failed is never unlocked: its goroutine keeps it
+// until it exits, and the runtime then ends the thread instead of reusing
+// it; later calls take the identity threads.
+
+var here struct {
+	off   atomic.Bool   // restore failed once, or disabled by a test
+	calls atomic.Uint64 // calls run on the calling thread, for tests
+}
+
+// asCallerHere runs fn as c like asCaller, on the calling goroutine's
+// thread where allowed (see above), else through asCaller.
+func asCallerHere(c *vfs.Cred, fn func() error) error {
+	if !c.Valid() || len(c.GIDs) > 65536 {
+		return unix.EINVAL
+	}
+	procIdent.once.Do(loadProcIdent)
+	if c.UID == procIdent.uid && c.GID == procIdent.gid && (c.UID == 0 || sameGroups(c.GIDs, procIdent.groups)) {
+		return fn()
+	}
+	if procIdent.err != nil || procIdent.broken.Load() {
+		return unix.EPERM
+	}
+	if procIdent.uid != 0 || here.off.Load() || !threadcred.Taint() {
+		return asCaller(c, fn)
+	}
+	runtime.LockOSThread()
+	var before capSets
+	if err := before.get(); err != nil {
+		runtime.UnlockOSThread()
+		return asCaller(c, fn)
+	}
+	groups := !sameGroups(c.GIDs, procIdent.groups)
+	defer func() {
+		// Runs on a panic in fn too.
+		if restoreThread(&before, groups) {
+			runtime.UnlockOSThread()
+		} else {
+			here.off.Store(true)
+		}
+	}()
+	if err := switchThread(c, groups); err != nil {
+		return err
+	}
+	here.calls.Add(1)
+	return fn()
+}
+
+// readID passed to setfsuid or setfsgid changes nothing and returns the
+// current id: -1 is no valid id.
+const readID = ^uintptr(0) & 0xffffffff
+
+// capSets is a thread's capability sets (capget, version 3).
+type capSets struct{ d [2]unix.CapUserData }
+
+func (s *capSets) get() error {
+	h := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	return unix.Capget(&h, &s.d[0])
+}
+
+// restoreThread gives the current thread the process's own identity back
+// (the groups too when the switch set them) and reports whether it is
+// exactly as before: fsuid first (back to 0 it restores the capabilities
+// setgroups needs), then fsgid and the groups, each read back as in
+// switchThread, then the capability sets compared.
+func restoreThread(before *capSets, groups bool) bool {
+	unix.RawSyscall(sysSetfsuid, uintptr(procIdent.uid), 0, 0)
+	u, _, _ := unix.RawSyscall(sysSetfsuid, readID, 0, 0)
+	unix.RawSyscall(sysSetfsgid, uintptr(procIdent.gid), 0, 0)
+	g, _, _ := unix.RawSyscall(sysSetfsgid, readID, 0, 0)
+	if uint32(u) != procIdent.uid || uint32(g) != procIdent.gid {
+		return false
+	}
+	var after capSets
+	if !groups {
+		return after.get() == nil && after == *before
+	}
+	var p unsafe.Pointer
+	if len(procIdent.groups) > 0 {
+		p = unsafe.Pointer(&procIdent.groups[0])
+	}
+	if _, _, e := unix.RawSyscall(sysSetgroups, uintptr(len(procIdent.groups)), uintptr(p), 0); e != 0 {
+		return false
+	}
+	return after.get() == nil && after == *before
 }

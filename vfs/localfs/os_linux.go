@@ -1153,11 +1153,13 @@ func (f *FS) made(de *fdEntry, op, name string, t vfs.FileType, mode uint32) (in
 }
 
 // makeAs runs mk (mkdirat, symlinkat or mknodat of name in de) as c,
-// then opens the result as c (made) and adopts it as the server.
+// then opens the result as c (made) and adopts it as the server. Both
+// run as c on the calling goroutine's thread where the process allows it
+// (asCallerHere), else on an identity thread.
 func (f *FS) makeAs(c *vfs.Cred, de *fdEntry, op, name string, t vfs.FileType, mode uint32, mk func() error) (vfs.Handle, vfs.Attr, error) {
 	fd := -1
 	before := f.moves.epoch.Load()
-	err := asCaller(c, func() error {
+	err := asCallerHere(c, func() error {
 		if err := mk(); err != nil {
 			return &os.PathError{Op: op, Path: name, Err: err}
 		}
