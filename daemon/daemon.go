@@ -173,6 +173,18 @@ loop:
 // may use port 0; NFSAddr and MountAddr tell what was bound.
 func Start(ctx context.Context, log *zap.Logger, cfg Config) (_ *Daemon, err error) {
 	log.Info("gonfsrdma starting", zap.String("version", cfg.Version), zap.Int("pid", os.Getpid()))
+	var early earlyRDMA
+	if cfg.RDMAAddr != "" && cfg.RDMAProvider == nil {
+		// Before any NFS call is served: with a device, this reserves the
+		// process for RDMA, so that no MKDIR as a caller switches
+		// identity on a shared thread first (internal/threadcred).
+		early.p, early.err = verbs.NewRDMAProvider()
+		defer func() {
+			if err != nil && early.p != nil && !early.taken {
+				early.p.Close()
+			}
+		}()
+	}
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("state dir: %w", err)
 	}
@@ -265,7 +277,7 @@ func Start(ctx context.Context, log *zap.Logger, cfg Config) (_ *Daemon, err err
 		log.Warn("locking (NLM) is off (--no-nlm): clients must mount with -o nolock")
 	}
 
-	if d.rdma, d.rdmaPort, err = startRDMA(ctx, log, cfg, disp, d.limits, d.clients, &d.rdmaWhyNot); err != nil {
+	if d.rdma, d.rdmaPort, err = startRDMA(ctx, log, cfg, &early, disp, d.limits, d.clients, &d.rdmaWhyNot); err != nil {
 		return nil, err
 	}
 

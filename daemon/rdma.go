@@ -35,12 +35,20 @@ func (r *rdmaService) Shutdown(ctx context.Context) error {
 	return err
 }
 
+// earlyRDMA is the outcome of verbs.NewRDMAProvider, asked by Start
+// before it serves anything; taken once startRDMA owns the provider.
+type earlyRDMA struct {
+	p     *verbs.RDMAProvider
+	err   error
+	taken bool
+}
+
 // startRDMA starts NFS over RPC-over-RDMA on cfg.RDMAAddr. Without RDMA
 // (no device, or a build without it) it logs one line and returns nil so
 // TCP carries on, unless cfg.RequireRDMA.
 // The reason RDMA is not served, when it is not and that is not fatal,
 // goes to *whyNot (the start-up summary says it).
-func startRDMA(_ context.Context, log *zap.Logger, cfg Config, disp *oncrpc.Dispatcher, limits *oncrpc.Limits, clients *meter.Clients, whyNot *error) (rdmaServer, uint16, error) {
+func startRDMA(_ context.Context, log *zap.Logger, cfg Config, early *earlyRDMA, disp *oncrpc.Dispatcher, limits *oncrpc.Limits, clients *meter.Clients, whyNot *error) (rdmaServer, uint16, error) {
 	if cfg.RDMAAddr == "" {
 		log.Info("RDMA disabled (--rdma-listen is empty)")
 		return nil, 0, nil
@@ -55,10 +63,14 @@ func startRDMA(_ context.Context, log *zap.Logger, cfg Config, disp *oncrpc.Disp
 	}
 	provider := cfg.RDMAProvider
 	if provider == nil {
-		p, err := verbs.NewRDMAProvider()
+		p, err := early.p, early.err
+		if p == nil && err == nil {
+			p, err = verbs.NewRDMAProvider()
+		}
 		if err != nil {
 			return unavailable(err)
 		}
+		early.taken = true
 		provider = p
 	}
 	rcfg := rpcrdma.Config{Credits: cfg.RDMACredits, InlineRecv: cfg.RDMAInline, InlineSend: cfg.RDMAInline,

@@ -77,14 +77,11 @@ var _ Provider = (*RDMAProvider)(nil)
 // device and keep it open: a device held so, with no id of ours on it,
 // could never be removed (nothing would tell us it is going).
 //
-// It fails if threads of this process have switched identity and gone
-// back to running other goroutines (internal/threadcred: their
-// credentials would fail the command files' check), and once it has
-// been called no thread may do so.
+// When there is a device, it fails if threads of this process have
+// switched identity and gone back to running other goroutines
+// (internal/threadcred: their credentials would fail the command files'
+// check), and once it has succeeded no thread may do so.
 func NewRDMAProvider() (*RDMAProvider, error) {
-	if err := threadcred.Reserve(); err != nil {
-		return nil, fmt.Errorf("verbs: %w", err)
-	}
 	var n C.int
 	list, err := C.ibv_get_device_list(&n)
 	if list == nil {
@@ -96,6 +93,9 @@ func NewRDMAProvider() (*RDMAProvider, error) {
 	C.ibv_free_device_list(list)
 	if n == 0 {
 		return nil, ErrNoDevice
+	}
+	if err := threadcred.Reserve(); err != nil {
+		return nil, fmt.Errorf("verbs: %w", err)
 	}
 	return &RDMAProvider{
 		watchers: make(map[*C.struct_ibv_context]*asyncWatcher),

@@ -11,7 +11,8 @@
 // RDMA devices; never both. The first to ask wins: Taint after Reserve
 // returns false (the backend keeps its dedicated identity threads), and
 // Reserve after Taint fails (RDMA is refused with an error, not left to
-// fail on some thread later).
+// fail on some thread later). verbs.NewRDMAProvider reserves once it has
+// found a device; the daemon asks for it before serving any call.
 package threadcred
 
 import (
