@@ -142,8 +142,9 @@
 // runtime ends it. A restored thread has equal ids but new credentials,
 // which the RDMA command files refuse, so this is done only in a process
 // that never opens an RDMA device: internal/threadcred settles it once,
-// and verbs.NewRDMAProvider fails after such a switch (and prevents it
-// when first). With RDMA, these calls keep the identity threads.
+// and verbs.NewRDMAProvider, when it finds a device, fails after such a
+// switch (and prevents it when first; the daemon asks for it before it
+// serves anything). With RDMA, these calls keep the identity threads.
 //
 // LOOKUP, and REMOVE and RMDIR in a directory that is not sticky, run as
 // the server without the hop to an identity thread when the directory's

@@ -225,8 +225,8 @@ func sameGroups(a, b []uint32) bool {
 // equal ids but a new struct cred, which the RDMA command files refuse
 // (see the top of this file): so this is done only while
 // threadcred.Taint allows it, that is in a process that has not opened
-// and will never open an RDMA device (verbs.NewRDMAProvider reserves the
-// process first and is refused after a Taint). Otherwise, and when the
+// and will never open an RDMA device (verbs.NewRDMAProvider, when it
+// finds one, reserves the process first and is refused after a Taint). Otherwise, and when the
 // thread cannot be restored, calls go to the identity threads as before.
 // A thread whose restore failed is never unlocked: its goroutine keeps it
 // until it exits, and the runtime then ends the thread instead of reusing
