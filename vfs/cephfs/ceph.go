@@ -128,6 +128,9 @@ type FS struct {
 	// which libcephfs keeps a stale link count.
 	obsMu sync.Mutex
 	obs   *C.struct_ceph_mount_info
+	// refreshHook, when set (by tests only), is called at the start of
+	// every refreshDirStat with the directory refreshed.
+	refreshHook func(Vino)
 
 	// grace is the file system's shared grace records (grace.go); nil
 	// without Options.HeadID.
@@ -1346,8 +1349,15 @@ func (f *FS) Rename(c vfs.Cred, fromDir vfs.Handle, fromName string, toDir vfs.H
 		return &os.PathError{Op: "rename", Path: toName, Err: syscall.ENOTDIR}
 	}
 	// Both parents' entries stay as looked up below until the rename is
-	// made (nameLocks).
-	defer f.names.exclude(d.vino, td.vino)()
+	// made (nameLocks). The locks are released once it is, before the
+	// slow refreshDirStat: nothing after that depends on the entries.
+	unlock := f.names.exclude(d.vino, td.vino)
+	locked := true
+	defer func() {
+		if locked {
+			unlock()
+		}
+	}()
 	ct := C.CString(toName)
 	defer C.free(unsafe.Pointer(ct))
 	src, srcOK := f.victim(d, cs)
@@ -1397,20 +1407,31 @@ func (f *FS) Rename(c vfs.Cred, fromDir vfs.Handle, fromName string, toDir vfs.H
 		// libcephfs keeps the old parent's modification and change times
 		// from before the move (it holds the directory's exclusive file
 		// capability and leaves updating them to itself): set them, as the
-		// move did on the MDS.
+		// move did on the MDS. Still under the lock (a local update through
+		// that capability), so a change of the old parent's entries made
+		// right after the rename does not get an older time from here.
 		now := timespec(time.Now())
 		tx := C.struct_ceph_statx{stx_mtime: now, stx_ctime: now}
 		f.calls.add(callSetattr)
 		C.ceph_ll_setattr(f.m, d.in, &tx, C.CEPH_SETATTR_MTIME|C.CEPH_SETATTR_CTIME, f.rootPerm)
+	}
+	// What follows is keyed by inode, not by name: dropping the replaced
+	// target's cached node and refreshing the old parent's link count
+	// are right whatever the parents' entries have become since, so the
+	// parents' other changes need not wait for them (refreshDirStat
+	// costs a mount and an unmount, about a second).
+	unlock()
+	locked = false
+	if had && v != src {
+		f.evict(v)
+	}
+	if td != d {
 		if sn, err := f.get(f.codec.encode(src)); err == nil {
 			if sn.typ == vfs.TypeDir {
 				f.refreshDirStat(d.vino)
 			}
 			f.put(sn)
 		}
-	}
-	if had && v != src {
-		f.evict(v)
 	}
 	return nil
 }
@@ -1422,6 +1443,9 @@ func (f *FS) Rename(c vfs.Cred, fromDir vfs.Handle, fromName string, toDir vfs.H
 // right one). A getattr of v through a second mount makes the MDS take
 // that capability back, which brings the current count with it.
 func (f *FS) refreshDirStat(v Vino) {
+	if f.refreshHook != nil {
+		f.refreshHook(v)
+	}
 	f.obsMu.Lock()
 	defer f.obsMu.Unlock()
 	if f.obs == nil {

@@ -113,8 +113,10 @@
 // directory's entries holds that directory's name lock (namelock.go):
 // Create, Mkdir, Symlink, Mknod, Link, Remove and Rmdir shared, so they
 // run in parallel with each other; Rename exclusively for both parents,
-// taken in a fixed order, from its first lookup to the end of the rename,
-// as the kernel holds a parent's lock around the same checks. The locks
+// taken in a fixed order, from its first lookup until ceph_ll_rename has
+// returned, as the kernel holds a parent's lock around the same checks
+// (not during the link-count refresh after a directory moved to a new
+// parent, which costs about a second and depends on no entry). The locks
 // order the calls of one FS (one head); a change made in the same instant
 // through another head or another CephFS client is not ordered by them.
 //

@@ -20,7 +20,8 @@ const nameLockStripes = 64
 // Every method that changes a directory's entries (Create, Mkdir,
 // Symlink, Mknod, Link, Remove, Rmdir) holds its stripe shared, so they
 // still run in parallel with each other; Rename holds the stripes of both
-// parents exclusively, taken in stripe order. Changes made by other heads
+// parents exclusively, taken in stripe order, until ceph_ll_rename has
+// returned (not during the slow refreshDirStat). Changes made by other heads
 // or other CephFS clients are not ordered by it (docs/security.md).
 type nameLocks [nameLockStripes]sync.RWMutex
 
