@@ -20,15 +20,24 @@
 # call not answered is sent again on the new connection).
 # TCP connections see a link flap only. A user-space RDMA process holds
 # rxe0 for as long as it has the device open (its verbs context, opened by
-# librdmacm), and the netdev's unregistration waits for that forever
-# ("unregister_netdevice: waiting for eth0 to become free"); rxe has no
-# way to take the device from it. So every process with
-# /dev/infiniband/uverbs* open is killed first (SIGKILL, said on the
-# console): on the server guest gonfsrdma, which is started again with its
-# command line once the new rxe0 is up (the client sees a server restart,
-# as in the "server killed mid-write" row); on the client guest a running
-# `gonfsrdma cp`, whose row then fails. knfsd and the kernel client hold
-# no user-space context and ride the reset out.
+# librdmacm), and the netdev's unregistration waits for that ("unregister_
+# netdevice: waiting for eth0 to become free"); rxe has no way to take the
+# device from it. gonfsrdma serve (/run/gonfsrdma.pid) lets go on its own:
+# on RDMA_CM_EVENT_DEVICE_REMOVAL it closes its connections and listener on
+# the device, logs "RDMA device removed; ...", and listens again when a new
+# rxe0 comes up ("RDMA device back; listening again"). So it is left
+# running, and this script checks that it did let go: if rxe0 is still
+# registered 30 s after the unbind while gonfsrdma holds the device, the
+# server failed to release it; that is written to
+# /run/nicreset.gonfsrdma (read by the "NIC reset" rows, which then fail)
+# and, so that the lab goes on, gonfsrdma is killed and started again.
+# Every other process with /dev/infiniband/uverbs* open (on the client
+# guest a running `gonfsrdma cp`, whose row then fails) is killed first
+# (SIGKILL, said on the console). knfsd and the kernel client hold no
+# user-space context and ride the reset out.
+#
+# /run/nicreset.gonfsrdma after a reset while gonfsrdma runs: "released"
+# or "not released: ..." (the fallback above).
 #
 # Usage: nicreset.sh WHY. Serialized (mkdir lock): a second caller while one
 # runs returns 0 without a second reset. Says each step on the console
@@ -49,27 +58,58 @@ n=$(($(cat /share/results/eth0-resets 2>/dev/null || echo 0) + 1))
 echo "$n" >/share/results/eth0-resets 2>/dev/null
 t0=$SECONDS
 say "eth0 reset $n ($1): tx_packets $(</sys/class/net/eth0/statistics/tx_packets), tx_timeout $(</sys/class/net/eth0/queues/tx-0/tx_timeout); unbinding $dev from virtio_net"
-# the user-space holders of the RDMA device (see above)
-holders=()
-for p in /proc/[0-9]*; do
-	for fd in "$p"/fd/*; do
-		[[ $(readlink "$fd" 2>/dev/null) == /dev/infiniband/uverbs* ]] && { holders+=("${p#/proc/}"); break; }
+uverbs_holders() { # pids with /dev/infiniband/uverbs* open
+	local p fd
+	for p in /proc/[0-9]*; do
+		for fd in "$p"/fd/*; do
+			[[ $(readlink "$fd" 2>/dev/null) == /dev/infiniband/uverbs* ]] && { echo "${p#/proc/}"; break; }
+		done
 	done
-done
-restart_gonfsrdma=0
+}
+# the user-space holders of the RDMA device other than gonfsrdma serve
 gonf_pid=$(cat /run/gonfsrdma.pid 2>/dev/null)
-for pid in "${holders[@]}"; do
-	[[ $pid == "$gonf_pid" ]] && restart_gonfsrdma=1
+[[ -n $gonf_pid && -e /proc/$gonf_pid ]] || gonf_pid=""
+rm -f /run/nicreset.gonfsrdma
+holders=()
+for pid in $(uverbs_holders); do
+	[[ $pid == "$gonf_pid" ]] && continue
+	holders+=("$pid")
 	say "eth0 reset $n: killing pid $pid ($(cat "/proc/$pid/comm" 2>/dev/null)), which holds the RDMA device open"
 	kill -9 "$pid" 2>/dev/null
 done
 for pid in "${holders[@]}"; do
 	for ((i = 0; i < 100; i++)); do [[ -e /proc/$pid ]] || break; sleep 0.1; done
 done
-echo "$dev" >"$drv/unbind" || { say "eth0 reset $n: unbind of $dev failed"; exit 1; }
-# rxe0 is unregistered after its netdev, once its users let go of it
-for ((i = 0; i < 1200; i++)); do rdma link show rxe0/1 >/dev/null 2>&1 || break; sleep 0.1; done
-rdma link show rxe0/1 >/dev/null 2>&1 && { say "eth0 reset $n: rxe0 still registered after 120 s"; exit 1; }
+glog=/share/results/gonfsrdma.log
+glines=$(wc -l <"$glog" 2>/dev/null || echo 0)
+# The unbind returns once eth0 is unregistered, which waits for rxe0's
+# users to let go (rxe0 drops out of `rdma link` at once, before that); it
+# runs in the background so that a holder can be dealt with.
+echo "$dev" >"$drv/unbind" &
+unbind_pid=$!
+t_unbind=$SECONDS
+restart_gonfsrdma=0
+for ((i = 0; i < 1200; i++)); do
+	[[ -e /proc/$unbind_pid ]] || break
+	if ((i == 300)) && [[ -n $gonf_pid ]] && [[ " $(uverbs_holders | tr '\n' ' ') " == *" $gonf_pid "* ]]; then
+		why="eth0 still not unregistered 30 s after the unbind; gonfsrdma (pid $gonf_pid) still holds the RDMA device"
+		echo "not released: $why" >/run/nicreset.gonfsrdma
+		say "eth0 reset $n: $why; killing it (it is started again below)"
+		echo "=== $(date -u +%T.%N) killed gonfsrdma pid $gonf_pid for a NIC reset: it did not release the RDMA device" >>"$glog"
+		kill -9 "$gonf_pid" 2>/dev/null
+		restart_gonfsrdma=1
+	fi
+	sleep 0.1
+done
+[[ -e /proc/$unbind_pid ]] && { say "eth0 reset $n: the unbind of $dev has not returned after 120 s (holders: $(uverbs_holders | tr '\n' ' '))"; exit 1; }
+wait "$unbind_pid" || { say "eth0 reset $n: unbind of $dev failed"; exit 1; }
+for ((i = 0; i < 100; i++)); do rdma link show rxe0/1 >/dev/null 2>&1 || break; sleep 0.1; done
+rdma link show rxe0/1 >/dev/null 2>&1 && { say "eth0 reset $n: rxe0 still registered after its netdev went"; exit 1; }
+if [[ -n $gonf_pid ]] && ((!restart_gonfsrdma)); then
+	removed=$(tail -n +"$((glines + 1))" "$glog" 2>/dev/null | grep -c 'RDMA device removed')
+	echo "released" >/run/nicreset.gonfsrdma
+	say "eth0 reset $n: rxe0 unregistered $((SECONDS - t_unbind)) s after the unbind; gonfsrdma (pid $gonf_pid) let go of it by itself ($removed 'RDMA device removed' line(s) in its log)"
+fi
 echo "$dev" >"$drv/bind" || { say "eth0 reset $n: bind of $dev failed"; exit 1; }
 for ((i = 0; i < 100; i++)); do [[ -e /sys/class/net/eth0 ]] && break; sleep 0.1; done
 [[ -e /sys/class/net/eth0 ]] || { say "eth0 reset $n: no eth0 after the bind"; exit 1; }
@@ -77,7 +117,6 @@ ip addr add "$NET_ADDR" dev eth0 || { say "eth0 reset $n: ip addr add $NET_ADDR 
 ip link set eth0 up || { say "eth0 reset $n: link up failed"; exit 1; }
 rdma link add rxe0 type rxe netdev eth0 || { say "eth0 reset $n: rdma link add rxe0 failed"; exit 1; }
 if ((restart_gonfsrdma)); then
-	echo "=== $(date -u +%T.%N) killed gonfsrdma pid $gonf_pid for a NIC reset" >>/share/results/gonfsrdma.log
 	out=$(LIB_ONLY=1 && source /share/guest/test.sh && gonfsrdma_up 2>&1) || { say "eth0 reset $n: gonfsrdma did not start again: $(tail -n 2 <<<"$out" | tr '\n' ' ')"; exit 1; }
 	say "eth0 reset $n: gonfsrdma started again: $(grep -m1 'listening after' <<<"$out")"
 fi

@@ -1058,9 +1058,28 @@ nic_reset_bg() { # why: nicreset.sh in the background (the control channel cross
 nic_ready() { # eth0 has its address and rxe0 is registered on it (after a reset)
 	[[ ! -d /run/nicreset.lock ]] && ip -4 addr show dev eth0 2>/dev/null | grep -q "inet ${NET_ADDR%/*}/" && rdma link show rxe0/1 >/dev/null 2>&1
 }
+gonf_log_mark() { # the server guest's gonfsrdma: "PID LINES" (its pid, lines in its log)
+	echo "$(cat "$PIDFILE" 2>/dev/null) $(wc -l <"$GLOG")"
+}
+gonf_device_back() { # pid lines: after a NIC reset, gonfsrdma (pid) let go of rxe0 by itself and listens on the new one
+	local pid=$1 lines=$2 i log
+	[[ $(cat "$PIDFILE" 2>/dev/null) == "$pid" ]] && proc_alive "$pid" || { echo "gonfsrdma pid $pid is gone: $(cat /run/nicreset.gonfsrdma 2>/dev/null)"; return 1; }
+	[[ $(cat /run/nicreset.gonfsrdma 2>/dev/null) == released ]] || { echo "nicreset.sh: $(cat /run/nicreset.gonfsrdma 2>/dev/null || echo 'no verdict')"; return 1; }
+	for ((i = 0; i < 150; i++)); do
+		log=$(tail -n +"$((lines + 1))" "$GLOG")
+		[[ $log == *"RDMA device back; listening again"* ]] && break
+		sleep 0.1
+	done
+	local warns
+	warns=$(grep -c 'RDMA device removed; its connections are closed' <<<"$log")
+	((warns == 1)) || { echo "$warns 'RDMA device removed; its connections are closed' WARNs in gonfsrdma's log after the reset, want 1"; return 1; }
+	[[ $log == *"RDMA device back; listening again"* ]] || { echo "gonfsrdma not listening again 15 s after rxe0 came back"; return 1; }
+	echo "gonfsrdma (pid $pid, not restarted) let go of the removed rxe0 by itself (one WARN) and listens on the new one"
+}
 step_nic_reset() { # client|server: reset that guest's NIC a second into a KILL_MB MiB write
 	need_mount
-	local side=$1 f=$W/nicreset pid t t0 t1 t2 total=$((KILL_MB << 20))
+	local side=$1 f=$W/nicreset pid t t0 t1 t2 total=$((KILL_MB << 20)) mark="" back
+	[[ $side == server && $SERVER == gonfsrdma ]] && { mark=$(remote gonf_log_mark) || exit 1; }
 	t0=$EPOCHREALTIME
 	dd if="$SRC/k_$KILL_MB" of="$f" bs=1M conv=fsync status=none &
 	pid=$!
@@ -1074,6 +1093,11 @@ step_nic_reset() { # client|server: reset that guest's NIC a second into a KILL_
 		sleep 1
 		for ((t = 0; t < 130; t++)); do remote nic_ready && break; sleep 1; done
 		remote nic_ready || { kill -9 "$pid"; fail "the server's eth0 and rxe0 are not back 130 s after the reset"; }
+		if [[ -n $mark ]]; then
+			# shellcheck disable=SC2086 # "pid lines"
+			back=$(remote gonf_device_back $mark) || { kill -9 "$pid"; fail "gonfsrdma across the server's NIC reset: $back"; }
+			note "$back"
+		fi
 	fi
 	t1=$EPOCHREALTIME
 	wait_or_kill "$pid" 240 "after the $side's NIC reset"
