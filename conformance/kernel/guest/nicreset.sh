@@ -66,6 +66,17 @@ uverbs_holders() { # pids with /dev/infiniband/uverbs* open
 		done
 	done
 }
+holder_diag() { # pid: what a holder of the RDMA device has open and where its threads wait
+	local pid=$1 t
+	echo "== descriptors of pid $pid on RDMA devices"
+	ls -l "/proc/$pid/fd" 2>&1 | grep -E 'infiniband|rdma_cm|anon_inode:\[infinibandevent\]|uverbs'
+	echo "== mappings of /dev/infiniband: $(grep -c infiniband "/proc/$pid/maps")"
+	echo "== threads (kernel wait channel, kernel stack)"
+	for t in /proc/"$pid"/task/*; do
+		echo "-- ${t##*/} $(cat "$t/comm") wchan=$(cat "$t/wchan" 2>/dev/null)"
+		cat "$t/stack" 2>/dev/null | head -n 8
+	done
+}
 # the user-space holders of the RDMA device other than gonfsrdma serve
 gonf_pid=$(cat /run/gonfsrdma.pid 2>/dev/null)
 [[ -n $gonf_pid && -e /proc/$gonf_pid ]] || gonf_pid=""
@@ -94,8 +105,11 @@ for ((i = 0; i < 1200; i++)); do
 	if ((i == 300)) && [[ -n $gonf_pid ]] && [[ " $(uverbs_holders | tr '\n' ' ') " == *" $gonf_pid "* ]]; then
 		why="eth0 still not unregistered 30 s after the unbind; gonfsrdma (pid $gonf_pid) still holds the RDMA device"
 		echo "not released: $why" >/run/nicreset.gonfsrdma
-		say "eth0 reset $n: $why; killing it (it is started again below)"
-		echo "=== $(date -u +%T.%N) killed gonfsrdma pid $gonf_pid for a NIC reset: it did not release the RDMA device" >>"$glog"
+		say "eth0 reset $n: $why; killing it with SIGQUIT (its goroutines go to its log; what holds the device: /share/results/nicreset-holder.txt), then started again below"
+		holder_diag "$gonf_pid" >/share/results/nicreset-holder.txt 2>&1
+		echo "=== $(date -u +%T.%N) SIGQUIT to gonfsrdma pid $gonf_pid for a NIC reset: it did not release the RDMA device" >>"$glog"
+		kill -QUIT "$gonf_pid" 2>/dev/null
+		for ((j = 0; j < 50; j++)); do [[ -e /proc/$gonf_pid ]] || break; sleep 0.1; done
 		kill -9 "$gonf_pid" 2>/dev/null
 		restart_gonfsrdma=1
 	fi

@@ -259,8 +259,9 @@ gonfsrdma_up() { # start (or restart) with the fixed command line
 	help=$("$BIN" serve --help 2>&1)
 	[[ $help == *--grace* ]] && grace=(--grace "${GRACE}s")
 	echo "=== $(date -u +%T.%N) starting gonfsrdma" >>"$GLOG"
+	# GOTRACEBACK=all: a SIGQUIT (a hung row, nicreset.sh) dumps every goroutine
 	# shellcheck disable=SC2086
-	setsid "$BIN" serve --exports /tmp/exports --listen :2049 --mount-listen :20048 \
+	GOTRACEBACK=all setsid "$BIN" serve --exports /tmp/exports --listen :2049 --mount-listen :20048 \
 		--rdma-listen "$ADDR:20049" --state-dir /var/lib/gonfsrdma --log-level info "${grace[@]}" $GONFSRDMA_ARGS \
 		</dev/null >>"$GLOG" 2>&1 &
 	pid=$!
