@@ -46,6 +46,14 @@ func (r *deviceRemoval) connected() {
 	r.mu.Unlock()
 }
 
+// isWarned reports whether a removal was logged and RDMA has not worked
+// since.
+func (r *deviceRemoval) isWarned() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.warned
+}
+
 // first reports whether this removal is the first one seen since RDMA
 // last worked, and records it.
 func (r *deviceRemoval) first() bool {
@@ -81,6 +89,46 @@ func (s *Server) deviceRemoved(err error, listener bool) {
 	// address is bound to no device and stays, and the connection
 	// manager listens on the device again by itself when it comes back.
 	s.log.Warn(removedMsg, zap.String("device", device), zap.Int("connections", s.life.Len()))
+	if h, ok := s.provider.(heldReporter); ok {
+		s.life.Go(func() { s.watchRelease(h, device) })
+	}
+}
+
+// heldReporter is a provider that counts what it holds on its devices
+// (verbs.RDMAProvider.Held).
+type heldReporter interface{ Held() (ids, mrs int64) }
+
+// releaseWait is how long watchRelease waits for the provider to let go
+// of everything after a removal before it warns.
+const releaseWait = 20 * time.Second
+
+// watchRelease reports, after a removal, whether the provider let go of
+// every cm id and memory registration (the kernel cannot finish removing
+// the device before): INFO when it has, WARN with what is left if it has
+// not after releaseWait. While RDMA is down nothing of the server should
+// be on any device; a listener back on a new device ends the watch.
+func (s *Server) watchRelease(h heldReporter, device string) {
+	t0 := time.Now()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ids, mrs := h.Held()
+		if ids == 0 && mrs == 0 {
+			s.log.Info("RDMA device let go of: no cm id or memory registration left", zap.String("device", device), zap.Duration("after", time.Since(t0).Round(time.Millisecond)))
+			return
+		}
+		if time.Since(t0) > releaseWait || !s.removal.isWarned() {
+			if s.removal.isWarned() {
+				s.log.Warn("RDMA device removal: the server still holds resources, so the kernel cannot finish removing the device", zap.String("device", device), zap.Int64("cm_ids", ids), zap.Int64("memory_registrations", mrs))
+			}
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-s.life.Closed():
+			return
+		}
+	}
 }
 
 // relisten logs the removal (the listener's) and listens on addr until

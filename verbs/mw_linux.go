@@ -28,6 +28,7 @@ func (c *rdmaConn) AllocWindow() (*Window, error) {
 	c.mu.Lock()
 	c.nMR++
 	c.mu.Unlock()
+	c.prov.liveMRs.Add(1)
 	return &Window{owner: c, handle: unsafe.Pointer(mw), rkey: uint32(mw.rkey)}, nil
 }
 
@@ -38,11 +39,14 @@ func (c *rdmaConn) ReleaseWindow(w *Window) error {
 	}
 	c.mu.Lock()
 	c.nMR--
-	if c.destroyed && c.nMR == 0 && c.pd != nil {
-		C.ibv_dealloc_pd(c.pd)
-		c.pd = nil
-	}
+	last := c.destroyed && c.nMR == 0
 	c.mu.Unlock()
+	c.prov.liveMRs.Add(-1)
+	if last {
+		// as ReleaseMR: the PD, then the id (librdmacm's hold on the
+		// device) and its channel
+		c.releaseDevice()
+	}
 	return err
 }
 

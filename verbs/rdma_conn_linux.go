@@ -94,6 +94,7 @@ func newRDMAConn(p *RDMAProvider, ch *C.struct_rdma_event_channel, id *C.struct_
 		done:   make(chan struct{}),
 	}
 	c.ccReadFn = c.onCompChannel
+	p.liveIDs.Add(1)
 	go c.cmLoop()
 	return c
 }
@@ -402,6 +403,7 @@ func (c *rdmaConn) Register(size int, access Access) (*MR, error) {
 	c.mu.Lock()
 	c.nMR++
 	c.mu.Unlock()
+	c.prov.liveMRs.Add(1)
 	return &MR{
 		buf: buf, addr: uint64(uintptr(mr.addr)), lkey: uint32(mr.lkey), rkey: uint32(mr.rkey),
 		access: access, owner: c, handle: unsafe.Pointer(mr),
@@ -423,6 +425,7 @@ func (c *rdmaConn) RegisterRange(m *MR, off, n int, access Access) (*MR, error) 
 	c.mu.Lock()
 	c.nMR++
 	c.mu.Unlock()
+	c.prov.liveMRs.Add(1)
 	return &MR{
 		buf: m.buf[off : off+n : off+n], addr: uint64(uintptr(mr.addr)), lkey: uint32(mr.lkey), rkey: uint32(mr.rkey),
 		access: access, owner: c, handle: unsafe.Pointer(mr), parent: m,
@@ -442,6 +445,7 @@ func (c *rdmaConn) ReleaseMR(m *MR) error {
 	c.nMR--
 	last := c.destroyed && c.nMR == 0
 	c.mu.Unlock()
+	c.prov.liveMRs.Add(-1)
 	if last {
 		c.releaseDevice()
 	}
@@ -461,6 +465,7 @@ func (c *rdmaConn) releaseDevice() {
 		}
 		C.rdma_destroy_id(c.id)
 		C.rdma_destroy_event_channel(c.ch)
+		c.prov.liveIDs.Add(-1)
 	})
 }
 

@@ -16,6 +16,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -68,7 +69,19 @@ type RDMAProvider struct {
 	forgetting map[*C.struct_ibv_context]bool
 	stop       chan struct{} // closed by Close
 	forgets    sync.WaitGroup
+
+	// What this provider holds on its devices (Held): cm ids not yet
+	// destroyed (listeners' and connections') and MRs and windows not
+	// yet released.
+	liveIDs, liveMRs atomic.Int64
 }
+
+// Held reports how many cm ids (listeners and connections, a closed
+// connection's until its last MR goes) and memory registrations
+// (MRs and windows) this provider still holds on its devices. After a
+// device removal both must fall to what is on other devices: librdmacm
+// closes the removed device's verbs context with its last id.
+func (p *RDMAProvider) Held() (ids, mrs int64) { return p.liveIDs.Load(), p.liveMRs.Load() }
 
 var _ Provider = (*RDMAProvider)(nil)
 
@@ -393,6 +406,7 @@ func (p *RDMAProvider) Listen(addr string) (Listener, error) {
 		done:    make(chan struct{}),
 		ev:      (*C.struct_shim_cm_event)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_shim_cm_event{})))),
 	}
+	p.liveIDs.Add(1)
 	go ln.loop()
 	return ln, nil
 }
@@ -536,6 +550,7 @@ func (ln *rdmaListener) Close() error {
 	ln.fd.close()
 	<-ln.done
 	C.rdma_destroy_id(ln.id)
+	ln.prov.liveIDs.Add(-1)
 	C.rdma_destroy_event_channel(ln.ch)
 	C.free(unsafe.Pointer(ln.ev))
 	for {
