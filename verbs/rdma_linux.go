@@ -175,8 +175,18 @@ func (p *RDMAProvider) deviceRemoved(ctx *C.struct_ibv_context) {
 // the device list only when asked (rdma_get_devices), and then closes the
 // device's verbs context at once or, while ids still use it, when the
 // last of them is destroyed. The kernel may still list the device for a
-// moment after the removal event, so it asks every second, for at most a
+// moment after the removal event, so it asks every 100 ms, for at most a
 // minute, until ctx is no longer among the devices.
+//
+// When the removed device was the only one, librdmacm never drops it:
+// with no device listed at all it keeps its old list as it was (rdma-core
+// 44 to current), so ctx stays open, and the kernel's removal of a device
+// without disassociate_ucontext (rxe, siw) waits for the context's
+// descriptors forever, and a new device on the same netdev cannot come.
+// Then, once this provider holds no cm id (Held: listeners, connections
+// with their PDs and MRs), the context's descriptors are released in
+// place (shim_release_context); librdmacm closes the stand-ins when a
+// device is listed again.
 func (p *RDMAProvider) forgetDevice(ctx *C.struct_ibv_context) {
 	defer p.forgets.Done()
 	defer func() {
@@ -184,36 +194,49 @@ func (p *RDMAProvider) forgetDevice(ctx *C.struct_ibv_context) {
 		delete(p.forgetting, ctx)
 		p.mu.Unlock()
 	}()
-	for range 60 {
-		if !syncDevices(ctx) {
+	for range 600 {
+		switch syncDevices(ctx) {
+		case deviceGone:
 			return
+		case noDevices:
+			if p.liveIDs.Load() == 0 {
+				C.shim_release_context(ctx)
+				return
+			}
 		}
 		select {
-		case <-time.After(time.Second):
+		case <-time.After(100 * time.Millisecond):
 		case <-p.stop:
 			return
 		}
 	}
 }
 
+// What syncDevices found.
+const (
+	deviceListed = iota // ctx is still among librdmacm's devices
+	deviceGone          // librdmacm dropped it (closed, or closes with its last id)
+	noDevices           // no device listed at all: librdmacm kept its old list
+)
+
 // syncDevices makes librdmacm re-read the device list (dropping removed
 // devices, adding new ones) and reports whether ctx is still listed. It
 // is called only once ctx's async-event watcher has stopped: librdmacm
 // may close ctx while it runs. (rdma_get_devices also opens the devices
 // still there, which stay open.)
-func syncDevices(ctx *C.struct_ibv_context) bool {
+func syncDevices(ctx *C.struct_ibv_context) int {
 	var n C.int
 	list := C.rdma_get_devices(&n)
 	if list == nil {
-		return false
+		return noDevices
 	}
 	defer C.rdma_free_devices(list)
 	for _, c := range unsafe.Slice(list, int(n)) {
 		if c == ctx && ctx != nil {
-			return true
+			return deviceListed
 		}
 	}
-	return false
+	return deviceGone
 }
 
 // pollFD waits for readability of a C-owned descriptor through the

@@ -7,6 +7,8 @@
 #define GONFSRDMA_SHIM_H
 
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -286,6 +288,26 @@ static void shim_fmt_addr(struct sockaddr *sa, char *buf) {
 static void shim_id_addrs(struct rdma_cm_id *id, char *local, char *peer) {
 	shim_fmt_addr(rdma_get_local_addr(id), local);
 	shim_fmt_addr(rdma_get_peer_addr(id), peer);
+}
+
+// shim_release_context lets the kernel finish removing the device of ctx
+// when librdmacm cannot close ctx itself (see forgetDevice): it puts
+// /dev/null in place of the context's command and async-event
+// descriptors (dup2 onto the same numbers), so the uverbs file is
+// released now, while the numbers stay taken until ibv_close_device
+// closes them, whenever librdmacm gets to it. Only for a context nothing
+// is left on: no QP, CQ, MR, PD or mapping of it. 0 or -errno.
+static int shim_release_context(struct ibv_context *ctx) {
+	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int rc = 0;
+	if (dup2(fd, ctx->cmd_fd) < 0 || dup2(fd, ctx->async_fd) < 0)
+		rc = -errno;
+	fcntl(ctx->cmd_fd, F_SETFD, FD_CLOEXEC);
+	fcntl(ctx->async_fd, F_SETFD, FD_CLOEXEC);
+	close(fd);
+	return rc;
 }
 
 // shim_get_cm_event reads one CM event from a non-blocking channel,
