@@ -57,7 +57,9 @@ const resolveTimeoutMS = 5000
 // listener's GetRequest returns one, the device's async-event watcher
 // stops (its descriptor, a duplicate of the context's, is closed), and
 // librdmacm is asked to re-read its device list (forgetDevice) so that it
-// closes the device's verbs context once the last id on it is destroyed.
+// closes the device's verbs context once the last id on it is destroyed
+// (or, when it was the only device, the context's descriptors are
+// released in place: forgetDevice).
 // A connection keeps its id until its last MR is deregistered and its
 // protection domain freed, so nothing on the device outlives the context.
 type RDMAProvider struct {
