@@ -175,18 +175,38 @@ func switchThread(c *vfs.Cred, groups bool) error {
 // identity thread, so fn must not call asCaller itself, and what it
 // captures it must not share with code running meanwhile.
 func asCaller(c *vfs.Cred, fn func() error) error {
+	switchNeeded, err := needsSwitch(c)
+	if err != nil {
+		return err
+	}
+	if !switchNeeded {
+		return fn()
+	}
+	return onIdentityThread(c, fn)
+}
+
+// needsSwitch is what asCaller and asCallerHere check first: EINVAL for
+// a Cred holding InvalidID or too many groups, false for the process's
+// own identity (no switch), EPERM when identities cannot be switched.
+func needsSwitch(c *vfs.Cred) (bool, error) {
 	if !c.Valid() || len(c.GIDs) > 65536 {
-		return unix.EINVAL
+		return false, unix.EINVAL
 	}
 	procIdent.once.Do(loadProcIdent)
 	if c.UID == procIdent.uid && c.GID == procIdent.gid && (c.UID == 0 || sameGroups(c.GIDs, procIdent.groups)) {
 		// Root keeps CAP_DAC_OVERRIDE and CAP_FSETID whatever its groups,
 		// so they change nothing; a non-root server as itself is itself.
-		return fn()
+		return false, nil
 	}
 	if procIdent.err != nil || procIdent.broken.Load() {
-		return unix.EPERM
+		return false, unix.EPERM
 	}
+	return true, nil
+}
+
+// onIdentityThread runs fn as c on an identity thread (asCaller, once
+// needsSwitch said a switch is needed).
+func onIdentityThread(c *vfs.Cred, fn func() error) error {
 	identPool.once.Do(startIdentPool)
 	j := identPool.free.Get().(*identJob)
 	j.c, j.fn = c, fn
@@ -240,24 +260,21 @@ var here struct {
 // asCallerHere runs fn as c like asCaller, on the calling goroutine's
 // thread where allowed (see above), else through asCaller.
 func asCallerHere(c *vfs.Cred, fn func() error) error {
-	if !c.Valid() || len(c.GIDs) > 65536 {
-		return unix.EINVAL
+	switchNeeded, err := needsSwitch(c)
+	if err != nil {
+		return err
 	}
-	procIdent.once.Do(loadProcIdent)
-	if c.UID == procIdent.uid && c.GID == procIdent.gid && (c.UID == 0 || sameGroups(c.GIDs, procIdent.groups)) {
+	if !switchNeeded {
 		return fn()
 	}
-	if procIdent.err != nil || procIdent.broken.Load() {
-		return unix.EPERM
-	}
 	if procIdent.uid != 0 || here.off.Load() || !threadcred.Taint() {
-		return asCaller(c, fn)
+		return onIdentityThread(c, fn)
 	}
 	runtime.LockOSThread()
 	var before capSets
 	if err := before.get(); err != nil {
 		runtime.UnlockOSThread()
-		return asCaller(c, fn)
+		return onIdentityThread(c, fn)
 	}
 	groups := !sameGroups(c.GIDs, procIdent.groups)
 	defer func() {
