@@ -121,34 +121,15 @@ func testMakeHere(t *testing.T, root string) {
 	}
 	mkdir := func(name string, d dirSpec) vfs.Handle {
 		t.Helper()
-		p := filepath.Join(root, name)
-		if err := os.Mkdir(p, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(p, "taken"), nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chown(p, d.uid, d.gid); err != nil {
-			t.Fatal(err)
-		}
-		if err := unix.Chmod(p, d.mode); err != nil {
-			t.Fatal(err)
-		}
+		var acl map[uint32]uint16
 		if d.accessACL {
-			if err := unix.Setxattr(p, "system.posix_acl_access", aclXattr(d.mode, map[uint32]uint16{1000: 0, 1001: 0, 65534: 0}), 0); err != nil {
-				t.Fatalf("setting an ACL: %v", err)
-			}
+			acl = map[uint32]uint16{1000: 0, 1001: 0, 65534: 0}
 		}
+		var defaultACL uint32
 		if d.defACL {
-			if err := unix.Setxattr(p, "system.posix_acl_default", aclXattr(0o750, nil), 0); err != nil {
-				t.Fatalf("setting a default ACL: %v", err)
-			}
+			defaultACL = 0o750
 		}
-		h, _, err := f.Lookup(server, f.Root(), name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h
+		return makeCaseDir(t, f, server, root, name, d.uid, d.gid, d.mode, acl, defaultACL)
 	}
 	made := 0
 	for di, d := range dirs {

@@ -134,34 +134,15 @@ func testServerCreate(t *testing.T, root string, grpid bool) {
 	// mkdir makes directory name per d, with a root-owned file "taken".
 	mkdir := func(name string, d dirSpec) vfs.Handle {
 		t.Helper()
-		p := filepath.Join(root, name)
-		if err := os.Mkdir(p, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(p, "taken"), nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chown(p, d.uid, d.gid); err != nil {
-			t.Fatal(err)
-		}
-		if err := unix.Chmod(p, d.mode); err != nil {
-			t.Fatal(err)
-		}
+		var acl map[uint32]uint16
 		if d.accessACL {
-			if err := unix.Setxattr(p, "system.posix_acl_access", aclXattr(d.mode, map[uint32]uint16{1000: 0}), 0); err != nil {
-				t.Fatalf("setting an ACL: %v", err)
-			}
+			acl = map[uint32]uint16{1000: 0}
 		}
+		var defaultACL uint32
 		if d.defaultACL {
-			if err := unix.Setxattr(p, "system.posix_acl_default", aclXattr(0o755, nil), 0); err != nil {
-				t.Fatalf("setting a default ACL: %v", err)
-			}
+			defaultACL = 0o755
 		}
-		h, _, err := f.Lookup(server, f.Root(), name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h
+		return makeCaseDir(t, f, server, root, name, d.uid, d.gid, d.mode, acl, defaultACL)
 	}
 
 	fastCalls := 0
@@ -424,4 +405,41 @@ func kernelRelease() string {
 		return "?"
 	}
 	return unix.ByteSliceToString(u.Release[:])
+}
+
+// makeCaseDir makes directory root/name of a comparison case, with a
+// root-owned file "taken" in it: owner uid:gid, mode (with S_ISGID or
+// S_ISVTX), an access ACL with the named-user entries of acl unless it
+// is nil, a default ACL of mode defaultACL unless it is 0. It returns
+// the directory's handle, looked up as server.
+func makeCaseDir(t *testing.T, f *FS, server vfs.Cred, root, name string, uid, gid int, mode uint32, acl map[uint32]uint16, defaultACL uint32) vfs.Handle {
+	t.Helper()
+	p := filepath.Join(root, name)
+	if err := os.Mkdir(p, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(p, "taken"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(p, uid, gid); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Chmod(p, mode); err != nil {
+		t.Fatal(err)
+	}
+	if acl != nil {
+		if err := unix.Setxattr(p, "system.posix_acl_access", aclXattr(mode, acl), 0); err != nil {
+			t.Fatalf("setting an ACL: %v", err)
+		}
+	}
+	if defaultACL != 0 {
+		if err := unix.Setxattr(p, "system.posix_acl_default", aclXattr(defaultACL, nil), 0); err != nil {
+			t.Fatalf("setting a default ACL: %v", err)
+		}
+	}
+	h, _, err := f.Lookup(server, f.Root(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
