@@ -9,7 +9,11 @@
 # the baseline of the sequential rows. Besides that client, a libnfs
 # metadata program (bench-peers-meta.c, built
 # here against libnfs-dev) creates, stats and unlinks BENCH_FILES files by
-# path, one call at a time, after each bench run.
+# path, one call at a time, after each bench run; then fio with its libnfs
+# engine (scripts/fio-nfs.sh builds it from Debian's source with
+# scripts/fio-nfs-getevents-min.patch and caches it) writes and reads a
+# BENCH_SIZE file in BENCH_BLOCK requests at depth BENCH_QD and reads it
+# in 4 KiB random requests at depth BENCH_RAND_QD for BENCH_RAND_TIME.
 #
 # Environment: BENCH_SIZE (256MiB), BENCH_BLOCK (1MiB), BENCH_QD (4),
 # BENCH_RAND_QD (16), BENCH_RAND_TIME (5s), BENCH_FILES (2000),
@@ -22,7 +26,8 @@
 # allocator and the page cache's reclaim out of the numbers),
 # BENCH_OUT (results directory; default a temp dir, printed at the end),
 # BENCH_CEPH (1: then the CephFS table, scripts/bench-ceph.sh with the same
-# workload into BENCH_OUT/ceph; 0: without it).
+# workload into BENCH_OUT/ceph; 0: without it), BENCH_FIO (1: the fio
+# table; 0: without it).
 # Needs root (unshare, apt-get); the CephFS table needs the Ceph daemons
 # (scripts/deps.sh). Nothing is installed into the repo.
 set -euo pipefail
@@ -45,6 +50,7 @@ if [[ " $SERVERS " == *" gonfsrdma-base "* ]] && [ -z "$BASE" ]; then
 fi
 EXPORT_FS=${BENCH_EXPORT_FS:-}
 CEPH=${BENCH_CEPH:-1}
+FIO_ON=${BENCH_FIO:-1}
 case $EXPORT_FS in "" | tmpfs) ;; *)
 	echo "bench-peers: BENCH_EXPORT_FS must be empty or tmpfs" >&2
 	exit 2
@@ -62,6 +68,7 @@ if [ "${1:-}" = --inner ]; then
 	WORK=$2
 	OUT=$3
 	CLIENT=$WORK/client
+	FIO=$WORK/fio
 	peers_inner_setup
 	EXPROOT=$WORK
 	if [ "$EXPORT_FS" = tmpfs ]; then
@@ -202,12 +209,64 @@ if [ "${1:-}" = --inner ]; then
 		fi
 	}
 
+	# fio_client NAME EXPORT_DIR REP: fio with its libnfs engine
+	# (scripts/fio-nfs.sh) against the running server, three jobs one
+	# after the other on one file: sequential write and read of SIZE in
+	# BLOCK requests at depth QD, then 4 KiB random reads at depth RAND_QD
+	# for RAND_TIME. Per job OUT/fio.NAME.REP.JOB.json (fio's JSON),
+	# .err (its standard error) and a line in OUT/fio.NAME.REP.tsv: job,
+	# exit status, server CPU seconds (-1: not read). The summary makes a
+	# job FAIL on a non-zero status, any standard error, or a JSON that
+	# does not show the whole size done without error.
+	fio_client() {
+		local name=$1 exp=$2 rep=$3 job rw bs depth extra rc cpu0 cpu1 size
+		local lq="nfsport=$NFS_PORT&mountport=$M_PORT&version=3&uid=1000&gid=1000"
+		[ "$name" = go-nfs ] && lq="$lq&auto-traverse-mounts=0"
+		[ -x "$FIO" ] || return 0
+		size=$(iec_bytes "$SIZE")
+		: >"$OUT/fio.$name.$rep.tsv"
+		for job in write read randread; do
+			case $job in
+			write | read) rw=$job bs=$(iec_bytes "$BLOCK") depth=$QD extra=() ;;
+			randread) rw=randread bs=4096 depth=$RAND_QD extra=(--time_based "--runtime=$RAND_TIME") ;;
+			esac
+			cpu0=$(proc_cpu "$SRV_PID")
+			rc=0
+			# Sizes in bytes: fio reads "64MiB" as 64,000,000.
+			timeout 600 "$FIO" --name="$job" --ioengine=nfs --nfs_url="nfs://127.0.0.1$exp?$lq" \
+				--filename=fio.bin --rw="$rw" --bs="$bs" --iodepth="$depth" --size="$size" "${extra[@]}" \
+				--output-format=json --output="$OUT/fio.$name.$rep.$job.json" \
+				>>"$OUT/fio.$name.log" 2>"$OUT/fio.$name.$rep.$job.err" || rc=$?
+			cpu1=$(proc_cpu "$SRV_PID")
+			printf '%s\t%s\t%s\n' "$job" "$rc" "$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN { if (a < 0 || b < 0) print -1; else printf "%.3f", b - a }')" >>"$OUT/fio.$name.$rep.tsv"
+			if [ "$rc" != 0 ] || [ -s "$OUT/fio.$name.$rep.$job.err" ]; then
+				log "$name rep $rep: fio $job: exit $rc: $(head -1 "$OUT/fio.$name.$rep.$job.err")"
+			fi
+		done
+		rm -f "$exp/fio.bin"
+	}
+	# iec_bytes SIZE: 256MiB, 256Mi or 256M as bytes.
+	iec_bytes() {
+		local v=${1%B}
+		numfmt --from=iec "${v%i}"
+	}
+	# proc_cpu PID: user + system CPU seconds of PID (-1 when unreadable).
+	proc_cpu() {
+		local f
+		if f=$(cat "/proc/$1/stat" 2>/dev/null); then
+			# the fields after the command name, which may hold spaces
+			f=${f##*) }
+			awk -v t="$(getconf CLK_TCK)" '{ printf "%.3f", ($12 + $13) / t }' <<<"$f"
+		else
+			echo -1
+		fi
+	}
+
 	# Warm-up, not measured: the first touch of guest memory by the page
 	# cache costs several times the CPU of later writes on a VM, which
 	# would charge whichever server runs first.
 	dd if=/dev/zero of="$WORK/warmup" bs=1M count=1024 status=none && rm -f "$WORK/warmup"
-	src_size=${SIZE%B}
-	head -c "$(numfmt --from=iec "${src_size%i}")" /dev/urandom >"$WORK/client-src.bin"
+	head -c "$(iec_bytes "$SIZE")" /dev/urandom >"$WORK/client-src.bin"
 
 	iperf_ok=no
 	if command -v iperf3 >/dev/null; then
@@ -255,6 +314,7 @@ if [ "${1:-}" = --inner ]; then
 				cat "$OUT/$srv.$rep.txt" >&2
 			fi
 			meta_client "$srv" "$exp" "$rep"
+			fio_client "$srv" "$exp" "$rep"
 			client_checks "$srv" "$exp" "$rep"
 			stop_server
 		done
@@ -298,6 +358,16 @@ if ! gcc -O2 -Wall -o "$WORK/meta" "$ROOT/scripts/bench-peers-meta.c" -lnfs 2>"$
 	log "libnfs metadata program not built (no libnfs-dev?): $(head -1 "$OUT/meta-build.log"); its table is left out"
 fi
 
+if [ "$FIO_ON" != 0 ]; then
+	log "fio with its libnfs engine (scripts/fio-nfs.sh; built once, then cached)"
+	if fio=$("$ROOT/scripts/fio-nfs.sh" "$OUT/fio-build.log"); then
+		cp "$fio" "$WORK/fio"
+		"$WORK/fio" --version >"$OUT/fio.version"
+	else
+		log "fio not built (see $OUT/fio-build.log); its table is left out"
+	fi
+fi
+
 if [[ " $SERVERS " == *" go-nfs "* ]]; then
 	log "building go-nfs example/osnfs (temporary module in $WORK/gonfs)"
 	mkdir -p "$WORK/gonfs"
@@ -326,10 +396,11 @@ BENCH_SIZE=$SIZE BENCH_BLOCK=$BLOCK BENCH_QD=$QD BENCH_RAND_QD=$RAND_QD BENCH_RA
 
 echo
 echo "== bench-peers: $(nproc) cores, $(($(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1048576)) GiB, $(. /etc/os-release && echo "$PRETTY_NAME"), kernel $(uname -r), exports on ${EXPORT_FS:-$(df --output=fstype /tmp | tail -1)}"
-echo "== go-nfs $(cut -d' ' -f2 "$OUT/go-nfs.version" 2>/dev/null || echo '-'), $(cat "$OUT/ganesha.version" 2>/dev/null || echo 'Ganesha -'), gonfsrdma $(cd "$ROOT" && git rev-parse --short HEAD)${BASE:+, gonfsrdma-base $(cd "$ROOT" && git rev-parse --short "$BASE")}"
+echo "== go-nfs $(cut -d' ' -f2 "$OUT/go-nfs.version" 2>/dev/null || echo '-'), $(cat "$OUT/ganesha.version" 2>/dev/null || echo 'Ganesha -'), gonfsrdma $(cd "$ROOT" && git rev-parse --short HEAD)${BASE:+, gonfsrdma-base $(cd "$ROOT" && git rev-parse --short "$BASE")}, $(cat "$OUT/fio.version" 2>/dev/null || echo 'fio -')"
 [ -e "$WORK/no-ganesha.why" ] && echo "== Ganesha did not run: $(cat "$WORK/no-ganesha.why")"
 [ -s "$OUT/loadavg" ] && echo "== 1-minute load average at the start of each run: $(sort -n "$OUT/loadavg" | head -1) to $(sort -n "$OUT/loadavg" | tail -1) (the machine's other work shares these cores)"
 rc=0
+# shellcheck disable=SC2086 # one argument per server
 (cd "$ROOT" && $GO run ./scripts/bench-peers "$OUT" $SERVERS) || rc=$?
 # The CephFS table: gonfsrdma (backend=cephfs) vs Ganesha FSAL_CEPH on one
 # throwaway cluster, the same client and workload.

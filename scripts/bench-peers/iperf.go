@@ -27,23 +27,12 @@ type iperfResult struct {
 // prints nothing when there are no such files and returns false when one
 // cannot be read.
 func iperfLine(dir string, servers []string, seqRead func(srv string) float64) bool {
-	files, _ := filepath.Glob(filepath.Join(dir, "iperf3.*.json"))
-	if len(files) == 0 {
-		return true
+	rates, ok := iperfRates(dir)
+	if !ok {
+		return false
 	}
-	var rates []float64
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return false
-		}
-		var r iperfResult
-		if err := json.Unmarshal(b, &r); err != nil || r.End.SumReceived.BitsPerSecond <= 0 {
-			fmt.Fprintf(os.Stderr, "%s: no receiver rate (%v)\n", f, err)
-			return false
-		}
-		rates = append(rates, r.End.SumReceived.BitsPerSecond/8/(1<<20))
+	if len(rates) == 0 {
+		return true
 	}
 	raw := median(rates)
 	fmt.Println()
@@ -62,4 +51,25 @@ func iperfLine(dir string, servers []string, seqRead func(srv string) float64) b
 		fmt.Printf("  target gonfsrdma seq read >= %.2fx raw loopback TCP: %s (%.2fx)\n", seqReadTarget, verdict, g/raw)
 	}
 	return true
+}
+
+// iperfRates reads dir's iperf3.REP.json files: the receiver's rate in
+// MiB/s of each. It returns false when one cannot be read.
+func iperfRates(dir string) ([]float64, bool) {
+	files, _ := filepath.Glob(filepath.Join(dir, "iperf3.*.json"))
+	var rates []float64
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return nil, false
+		}
+		var r iperfResult
+		if err := json.Unmarshal(b, &r); err != nil || r.End.SumReceived.BitsPerSecond <= 0 {
+			fmt.Fprintf(os.Stderr, "%s: no receiver rate (%v)\n", f, err)
+			return nil, false
+		}
+		rates = append(rates, r.End.SumReceived.BitsPerSecond/8/(1<<20))
+	}
+	return rates, true
 }

@@ -208,7 +208,9 @@ func main() {
 	fmt.Printf("  server CPU <= 100 µs per metadata op (each of create, stat, remove): %s (worst %.1f µs)\n", verdict(worstCPU <= 100, worstCPU > 0), worstCPU)
 	metaOK := metaTable(dir, servers)
 	iperfOK := iperfLine(dir, servers, func(srv string) float64 { return get(srv, "seq read MiB/s") })
-	if !clientTable(dir, servers) || !metaOK || !iperfOK {
+	rates, _ := iperfRates(dir)
+	fioOK := fioTable(dir, servers, median(rates))
+	if !clientTable(dir, servers) || !metaOK || !iperfOK || !fioOK {
 		os.Exit(1)
 	}
 }
