@@ -230,16 +230,7 @@ func fioTable(dir string, servers []string, rawTCP float64) bool {
 		w += fmt.Sprintf(": %s bytes sequentially in %s-byte blocks at depth %s, then 4 KiB random reads at depth %s", opts.Size, opts.BS, opts.IODepth, fioRandDepth(runs, servers))
 	}
 	fmt.Println(w + "; medians, (x.xx) = ratio to gonfsrdma, FAIL = a repetition failed:")
-	fmt.Printf("| %-18s |", "metric")
-	for _, s := range servers {
-		fmt.Printf(" %-18s |", fmt.Sprintf("%s (n=%d)", s, n[s]))
-	}
-	fmt.Println()
-	fmt.Print("|" + strings.Repeat("-", 20) + "|")
-	for range servers {
-		fmt.Print(strings.Repeat("-", 19) + ":|")
-	}
-	fmt.Println()
+	printTableHead(18, servers, n)
 	line := func(label string, job int, get func(fioRun) float64, format string) {
 		fmt.Printf("| %-18s |", label)
 		base := med("gonfsrdma", job, get)

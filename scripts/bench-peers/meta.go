@@ -72,16 +72,7 @@ func metaTable(dir string, servers []string) bool {
 	}
 	fmt.Println()
 	fmt.Println("libnfs metadata program (bench-peers-meta.c: synchronous libnfs, one call at a time, each op by path from the export root = LOOKUPs + the call); medians, (x.xx) = ratio to gonfsrdma:")
-	fmt.Printf("| %-22s |", "metric")
-	for _, s := range servers {
-		fmt.Printf(" %-18s |", fmt.Sprintf("%s (n=%d)", s, n[s]))
-	}
-	fmt.Println()
-	fmt.Print("|" + strings.Repeat("-", 24) + "|")
-	for range servers {
-		fmt.Print(strings.Repeat("-", 19) + ":|")
-	}
-	fmt.Println()
+	printTableHead(22, servers, n)
 	line := func(label string, vals map[string]map[string][]float64, ph, format string) {
 		fmt.Printf("| %-22s |", label)
 		base := median(vals["gonfsrdma"][ph])

@@ -97,21 +97,28 @@ func (res *results) med(srv string, i int) float64 {
 	return median(res.vals[srv][i])
 }
 
+// printTableHead prints a side-by-side table's header and separator lines:
+// a "metric" column labelWidth wide, then one right-aligned column per
+// server, headed with its repetition count.
+func printTableHead(labelWidth int, servers []string, reps map[string]int) {
+	fmt.Printf("| %-*s |", labelWidth, "metric")
+	for _, s := range servers {
+		fmt.Printf(" %-18s |", fmt.Sprintf("%s (n=%d)", s, reps[s]))
+	}
+	fmt.Println()
+	fmt.Print("|" + strings.Repeat("-", labelWidth+2) + "|")
+	for range servers {
+		fmt.Print(strings.Repeat("-", 19) + ":|")
+	}
+	fmt.Println()
+}
+
 // printTable prints the workload line and the side-by-side table of rows.
 func (res *results) printTable(servers []string) {
 	cfg := res.cfg
 	fmt.Printf("Medians over repetitions; (x.xx) = ratio to gonfsrdma. Workload: %s file, %s blocks, qd %d; %s random reads at qd %d; %d files; one TCP connection, loopback.\n",
 		bench.FormatSize(cfg.Size), bench.FormatSize(int64(cfg.Block)), cfg.QD, bench.FormatSize(int64(cfg.RandBlock)), cfg.RandQD, cfg.Files)
-	fmt.Printf("| %-18s |", "metric")
-	for _, s := range servers {
-		fmt.Printf(" %-18s |", fmt.Sprintf("%s (n=%d)", s, res.reps[s]))
-	}
-	fmt.Println()
-	fmt.Print("|" + strings.Repeat("-", 20) + "|")
-	for range servers {
-		fmt.Print(strings.Repeat("-", 19) + ":|")
-	}
-	fmt.Println()
+	printTableHead(18, servers, res.reps)
 	for i, rw := range rows {
 		fmt.Printf("| %-18s |", rw.label)
 		base := res.med("gonfsrdma", i)
