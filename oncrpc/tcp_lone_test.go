@@ -213,3 +213,21 @@ func TestPipelinedQuickCallsOnWorkers(t *testing.T) {
 		t.Fatalf("reply: %v", err)
 	}
 }
+
+// drainReader reports a drained socket only after a short read without
+// an error: a read that filled its buffer, or failed, leaves the question
+// to FIONREAD (socketIdle).
+func TestDrainReaderShortReadOnly(t *testing.T) {
+	d := drainReader{r: strings.NewReader("0123456789")}
+	buf := make([]byte, 4)
+	if n, err := d.Read(buf); n != 4 || err != nil || d.drained {
+		t.Fatalf("full read: n %d err %v drained %v, want 4 nil false", n, err, d.drained)
+	}
+	big := make([]byte, 16)
+	if n, err := d.Read(big); n != 6 || err != nil || !d.drained {
+		t.Fatalf("short read: n %d err %v drained %v, want 6 nil true", n, err, d.drained)
+	}
+	if _, err := d.Read(big); err == nil || d.drained {
+		t.Fatalf("read at EOF: err %v drained %v, want an error and false", err, d.drained)
+	}
+}
