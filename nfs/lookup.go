@@ -30,6 +30,19 @@ func (s *Server) doLookup(call *oncrpc.Call, args *wire.LookupArgs, res *wire.Lo
 	if st := s.resolve(call, args.Dir, &rq); st != wire.OK {
 		return st
 	}
+	if dl, ok := rq.fs.(vfs.DirLookuper); ok && len(args.Name) <= wire.MaxName {
+		h, a, dir, haveDir, err := dl.LookupDirAttr(rq.cred, rq.h, args.Name)
+		if haveDir {
+			res.DirAttr = rq.attrOp(&dir)
+			if dir.Type != vfs.TypeDir {
+				return wire.ErrNotDir
+			}
+		}
+		if err != nil {
+			return s.status("LOOKUP", err)
+		}
+		return s.lookupFound(&rq, res, buf, h, &a)
+	}
 	dir, err := rq.fs.GetAttr(rq.h)
 	if err != nil {
 		return s.status("LOOKUP", err)
@@ -46,9 +59,14 @@ func (s *Server) doLookup(call *oncrpc.Call, args *wire.LookupArgs, res *wire.Lo
 	if err != nil {
 		return s.status("LOOKUP", err)
 	}
+	return s.lookupFound(&rq, res, buf, h, &a)
+}
+
+// lookupFound fills a successful LOOKUP's object handle and attributes.
+func (s *Server) lookupFound(rq *req, res *wire.LookupRes, buf *fhBuf, h vfs.Handle, a *vfs.Attr) wire.Status {
 	if res.FH = makeHandle(buf, rq.ex.FSID, h); res.FH == nil {
 		return wire.ErrServerFault
 	}
-	res.ObjAttr = rq.attrOp(&a)
+	res.ObjAttr = rq.attrOp(a)
 	return wire.OK
 }

@@ -157,6 +157,19 @@ type DirAttrChanger interface {
 	RmdirDirAttrs(c Cred, dir Handle, name string) (d DirAttrs, err error)
 }
 
+// DirLookuper is an optional FS extension for backends that hold the
+// directory open while they look a name up in it (the OS backend):
+// LookupDirAttr is Lookup that also returns the directory's attributes,
+// taken on the object it looked in, for LOOKUP's dir_attributes (RFC 1813
+// section 3.3.3) instead of a GetAttr of its own: one resolution and one
+// stat of the directory instead of two. haveDir false means the
+// directory could not be resolved or looked at (err says why; the caller
+// asks GetAttr); with haveDir true, err is the lookup's own answer (a
+// directory that is not one answers ENOTDIR).
+type DirLookuper interface {
+	LookupDirAttr(c Cred, dir Handle, name string) (h Handle, a Attr, d Attr, haveDir bool, err error)
+}
+
 // LinkSupporter is an optional FS extension: a backend without hard
 // links reports false and FSINFO then leaves FSF3_LINK out. For backends
 // without the method, FSINFO probes: it asks for a hard link of the

@@ -5,7 +5,10 @@
 // (NLM locks are mirrored as open file description locks, so processes
 // on the server see them) and vfs.DirAttrChanger (CREATE, REMOVE and
 // RMDIR take the directory's wcc_data from fstats of the descriptor
-// they change it through, before and after). The contract it keeps is vfs's (see the vfs
+// they change it through, before and after; their permission check
+// decides from the "before" fstat) and vfs.DirLookuper (LOOKUP's
+// dir_attributes from the one fstat of the directory that also decides
+// its permission check). The contract it keeps is vfs's (see the vfs
 // package documentation); this page says how.
 //
 // # Backend

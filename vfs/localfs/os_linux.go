@@ -699,6 +699,30 @@ func (f *FS) Lookup(c vfs.Cred, dir vfs.Handle, name string) (vfs.Handle, vfs.At
 		return nil, vfs.Attr{}, err
 	}
 	defer f.cache.release(de)
+	return f.lookupIn(c, de, name, nil)
+}
+
+// LookupDirAttr is Lookup with the directory's attributes
+// (vfs.DirLookuper), from the one fstat that also decides whether the
+// server may open the name itself (dirGrantsWith).
+func (f *FS) LookupDirAttr(c vfs.Cred, dir vfs.Handle, name string) (h vfs.Handle, a vfs.Attr, d vfs.Attr, haveDir bool, err error) {
+	de, err := f.acquire(dir)
+	if err != nil {
+		return nil, vfs.Attr{}, vfs.Attr{}, false, err
+	}
+	defer f.cache.release(de)
+	var st unix.Stat_t
+	if err := f.stat(de, &st); err != nil {
+		return nil, vfs.Attr{}, vfs.Attr{}, false, err
+	}
+	d = statAttr(&st)
+	h, a, err = f.lookupIn(c, de, name, &st)
+	return h, a, d, true, err
+}
+
+// lookupIn is Lookup's work in directory de; dirStat is a stat of de the
+// call has just taken, or nil (dirGrantsWith).
+func (f *FS) lookupIn(c vfs.Cred, de *fdEntry, name string, dirStat *unix.Stat_t) (vfs.Handle, vfs.Attr, error) {
 	if de.typ != vfs.TypeDir {
 		return nil, vfs.Attr{}, vfs.PathErr("lookup", name, unix.ENOTDIR)
 	}
@@ -713,6 +737,7 @@ func (f *FS) Lookup(c vfs.Cred, dir vfs.Handle, name string) (vfs.Handle, vfs.At
 			return nil, vfs.Attr{}, err
 		}
 	}
+	var err error
 	fd := -1
 	before := f.moves.epoch.Load()
 	openIt := func() error {
@@ -721,7 +746,7 @@ func (f *FS) Lookup(c vfs.Cred, dir vfs.Handle, name string) (vfs.Handle, vfs.At
 		return err
 	}
 	// Opening with O_PATH needs only search permission on the directory.
-	if !f.dirGrants(&c, de, vfs.MayExec, false) {
+	if !f.dirGrantsWith(&c, de, vfs.MayExec, false, dirStat) {
 		err = asCaller(&c, openIt)
 	} else if err = openIt(); refusedAsServer(err) {
 		err = asCaller(&c, openIt)
@@ -986,15 +1011,15 @@ func (f *FS) Create(c vfs.Cred, dir vfs.Handle, name string, mode uint32, guarde
 		return nil, vfs.Attr{}, err
 	}
 	defer f.cache.release(de)
-	return f.createIn(c, de, name, mode, guarded, exclusive, verf)
+	return f.createIn(c, de, name, mode, guarded, exclusive, verf, nil)
 }
 
 // CreateDirAttrs is Create with the directory's attributes before and
 // after (vfs.DirAttrChanger), fstat'ed on the descriptor Create works in.
 func (f *FS) CreateDirAttrs(c vfs.Cred, dir vfs.Handle, name string, mode uint32, guarded, exclusive bool, verf [8]byte) (h vfs.Handle, a vfs.Attr, d vfs.DirAttrs, err error) {
-	err = f.aroundDirChange(dir, "create", name, &d, func(de *fdEntry) error {
+	err = f.aroundDirChange(dir, "create", name, &d, func(de *fdEntry, before *unix.Stat_t) error {
 		var err error
-		h, a, err = f.createIn(c, de, name, mode, guarded, exclusive, verf)
+		h, a, err = f.createIn(c, de, name, mode, guarded, exclusive, verf, before)
 		return err
 	})
 	return h, a, d, err
@@ -1003,29 +1028,31 @@ func (f *FS) CreateDirAttrs(c vfs.Cred, dir vfs.Handle, name string, mode uint32
 // aroundDirChange resolves directory dir (for op on name) and runs change
 // in it with the directory's attributes just before and just after into
 // d (the DirAttrChanger methods); when dirBefore fails, change does not
-// run.
-func (f *FS) aroundDirChange(dir vfs.Handle, op, name string, d *vfs.DirAttrs, change func(de *fdEntry) error) error {
+// run. change gets the stat d.Before came from, so that its permission
+// check (dirGrantsWith) needs no second fstat.
+func (f *FS) aroundDirChange(dir vfs.Handle, op, name string, d *vfs.DirAttrs, change func(de *fdEntry, before *unix.Stat_t) error) error {
 	de, err := f.dirEntry(dir, op, name)
 	if err != nil {
 		return err
 	}
 	defer f.cache.release(de)
-	if err := f.dirBefore(de, d); err != nil {
+	var before unix.Stat_t
+	if err := f.dirBefore(de, d, &before); err != nil {
 		return err
 	}
-	err = change(de)
+	err = change(de, &before)
 	f.dirAfter(de, d)
 	return err
 }
 
 // dirBefore fills d.Before from directory de (a dead directory is stale,
-// as GetAttr says); on error nothing is set and nothing may change.
-func (f *FS) dirBefore(de *fdEntry, d *vfs.DirAttrs) error {
-	var st unix.Stat_t
-	if err := f.stat(de, &st); err != nil {
+// as GetAttr says), leaving the stat in st; on error nothing is set and
+// nothing may change.
+func (f *FS) dirBefore(de *fdEntry, d *vfs.DirAttrs, st *unix.Stat_t) error {
+	if err := f.stat(de, st); err != nil {
 		return err
 	}
-	d.Before, d.HaveBefore = statAttr(&st), true
+	d.Before, d.HaveBefore = statAttr(st), true
 	return nil
 }
 
@@ -1038,9 +1065,10 @@ func (f *FS) dirAfter(de *fdEntry, d *vfs.DirAttrs) {
 	}
 }
 
-// createIn is Create's work in directory de.
-func (f *FS) createIn(c vfs.Cred, de *fdEntry, name string, mode uint32, guarded, exclusive bool, verf [8]byte) (vfs.Handle, vfs.Attr, error) {
-	if h, a, err, done := f.createAsServer(&c, de, name, mode, guarded, exclusive, verf); done {
+// createIn is Create's work in directory de; dirStat is a stat of de the
+// call has just taken, or nil (dirGrantsWith).
+func (f *FS) createIn(c vfs.Cred, de *fdEntry, name string, mode uint32, guarded, exclusive bool, verf [8]byte, dirStat *unix.Stat_t) (vfs.Handle, vfs.Attr, error) {
+	if h, a, err, done := f.createAsServer(&c, de, name, mode, guarded, exclusive, verf, dirStat); done {
 		return h, a, err
 	}
 	var h vfs.Handle
@@ -1241,18 +1269,19 @@ func (f *FS) Remove(c vfs.Cred, dir vfs.Handle, name string) error {
 		return err
 	}
 	defer f.cache.release(de)
-	return f.removeIn(c, de, name)
+	return f.removeIn(c, de, name, nil)
 }
 
 // RemoveDirAttrs is Remove with the directory's attributes before and
 // after (vfs.DirAttrChanger).
 func (f *FS) RemoveDirAttrs(c vfs.Cred, dir vfs.Handle, name string) (d vfs.DirAttrs, err error) {
-	err = f.aroundDirChange(dir, "remove", name, &d, func(de *fdEntry) error { return f.removeIn(c, de, name) })
+	err = f.aroundDirChange(dir, "remove", name, &d, func(de *fdEntry, before *unix.Stat_t) error { return f.removeIn(c, de, name, before) })
 	return d, err
 }
 
-// removeIn is Remove's work in directory de.
-func (f *FS) removeIn(c vfs.Cred, de *fdEntry, name string) error {
+// removeIn is Remove's work in directory de; dirStat is a stat of de the
+// call has just taken, or nil (dirGrantsWith).
+func (f *FS) removeIn(c vfs.Cred, de *fdEntry, name string, dirStat *unix.Stat_t) error {
 	var err error
 	var st unix.Stat_t
 	var ok bool
@@ -1269,7 +1298,7 @@ func (f *FS) removeIn(c vfs.Cred, de *fdEntry, name string) error {
 	}
 	// Unlinking from a directory that is not sticky needs only write and
 	// search permission on it.
-	if !f.dirGrants(&c, de, vfs.MayWrite|vfs.MayExec, true) {
+	if !f.dirGrantsWith(&c, de, vfs.MayWrite|vfs.MayExec, true, dirStat) {
 		err = asCaller(&c, unlink)
 	} else if err = unlink(); err != nil && refusedAsServer(unlinkErr) {
 		err = asCaller(&c, unlink)
@@ -1290,18 +1319,19 @@ func (f *FS) Rmdir(c vfs.Cred, dir vfs.Handle, name string) error {
 		return err
 	}
 	defer f.cache.release(de)
-	return f.rmdirIn(c, de, name)
+	return f.rmdirIn(c, de, name, nil)
 }
 
 // RmdirDirAttrs is Rmdir with the directory's attributes before and
 // after (vfs.DirAttrChanger).
 func (f *FS) RmdirDirAttrs(c vfs.Cred, dir vfs.Handle, name string) (d vfs.DirAttrs, err error) {
-	err = f.aroundDirChange(dir, "rmdir", name, &d, func(de *fdEntry) error { return f.rmdirIn(c, de, name) })
+	err = f.aroundDirChange(dir, "rmdir", name, &d, func(de *fdEntry, before *unix.Stat_t) error { return f.rmdirIn(c, de, name, before) })
 	return d, err
 }
 
-// rmdirIn is Rmdir's work in directory de.
-func (f *FS) rmdirIn(c vfs.Cred, de *fdEntry, name string) error {
+// rmdirIn is Rmdir's work in directory de; dirStat is a stat of de the
+// call has just taken, or nil (dirGrantsWith).
+func (f *FS) rmdirIn(c vfs.Cred, de *fdEntry, name string, dirStat *unix.Stat_t) error {
 	var err error
 	var st unix.Stat_t
 	var ok bool
@@ -1313,7 +1343,7 @@ func (f *FS) rmdirIn(c vfs.Cred, de *fdEntry, name string) error {
 		}
 		return nil
 	}
-	if !f.dirGrants(&c, de, vfs.MayWrite|vfs.MayExec, true) {
+	if !f.dirGrantsWith(&c, de, vfs.MayWrite|vfs.MayExec, true, dirStat) {
 		err = asCaller(&c, rmdir)
 	} else if err = rmdir(); err != nil && refusedAsServer(unlinkErr) {
 		err = asCaller(&c, rmdir)
@@ -1465,4 +1495,5 @@ func (f *FS) Close() error {
 var (
 	_ vfs.FS             = (*FS)(nil)
 	_ vfs.DirAttrChanger = (*FS)(nil)
+	_ vfs.DirLookuper    = (*FS)(nil)
 )

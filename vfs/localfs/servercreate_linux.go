@@ -151,12 +151,22 @@ func (f *FS) noDefaultACL(de *fdEntry) bool { return f.dirXattrAbsent(de, &aclDe
 // createAsServer is Create's fast path (see the top of this file). done
 // false means it changed nothing and Create must run createAs as the
 // caller; done true means h, a and err are the call's answer.
-func (f *FS) createAsServer(c *vfs.Cred, de *fdEntry, name string, mode uint32, guarded, exclusive bool, verf [8]byte) (h vfs.Handle, a vfs.Attr, err error, done bool) {
+//
+// dirStat, when not nil, is the stat of de the call has just taken (its
+// pre-operation attributes), decided from instead of another fstat.
+func (f *FS) createAsServer(c *vfs.Cred, de *fdEntry, name string, mode uint32, guarded, exclusive bool, verf [8]byte, dirStat *unix.Stat_t) (h vfs.Handle, a vfs.Attr, err error, done bool) {
 	if !f.serverCreate.Load() || mode&0o7000 != 0 {
 		return nil, vfs.Attr{}, nil, false
 	}
 	var dst unix.Stat_t
-	if !f.dirGrantsStat(c, de, vfs.MayWrite|vfs.MayExec, false, &dst) || !f.noDefaultACL(de) || !f.quotaLimitsOff() {
+	granted := false
+	if dirStat != nil {
+		dst = *dirStat
+		granted = f.dirGrantsWith(c, de, vfs.MayWrite|vfs.MayExec, false, &dst)
+	} else {
+		granted = f.dirGrantsStat(c, de, vfs.MayWrite|vfs.MayExec, false, &dst)
+	}
+	if !granted || !f.noDefaultACL(de) || !f.quotaLimitsOff() {
 		return nil, vfs.Attr{}, nil, false
 	}
 	procIdent.once.Do(loadProcIdent)
