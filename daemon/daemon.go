@@ -45,7 +45,8 @@ type Config struct {
 	RDMAInline   int
 	MaxInFlight  int
 	// SpliceReads sends TCP READ data from the page cache by splice(2)
-	// (oncrpc.ServerConfig.SpliceReads).
+	// (oncrpc.ServerConfig.SpliceReads); gonfsrdma serve turns it on
+	// unless --tcp-splice=false.
 	SpliceReads bool
 	// Resource limits, shared by NFS, MOUNT, NLM, NSM and rpcbind over
 	// TCP and by RPC-over-RDMA (oncrpc.LimitsConfig): connections in

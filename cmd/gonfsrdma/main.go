@@ -130,7 +130,7 @@ func serveCommand() *cli.Command {
 			&cli.DurationFlag{Name: "idle-timeout", Value: oncrpc.DefaultIdleTimeout, Usage: "close connections (TCP, RDMA) idle, or TCP ones with unread replies, this long (0: never)"},
 			&cli.Int64Flag{Name: "buffer-budget-mib", Value: oncrpc.DefaultBufferBudget >> 20, Usage: "MiB of TCP call and reply buffers across connections before the largest holders are throttled"},
 			&cli.Int64Flag{Name: "rdma-max-pinned-mib", Value: rpcrdma.DefaultMaxPinned >> 20, Usage: "MiB of registered memory across RDMA connections; a connection over it is rejected"},
-			&cli.BoolFlag{Name: "tcp-splice", Usage: "send TCP READ data from the page cache with splice(2) instead of copying it (less server CPU; slower on loopback)"},
+			&cli.BoolFlag{Name: "tcp-splice", Value: true, Usage: "send TCP READ data from the page cache with splice(2) instead of copying it (half the server CPU per byte read; --tcp-splice=false copies)"},
 			&cli.StringFlag{Name: "metrics-listen", Usage: "serve Prometheus metrics (/metrics) and readiness (/healthz) over HTTP on `ADDR:PORT` (default: off)"},
 			&cli.IntFlag{Name: "metrics-top-clients", Value: 10, Usage: "the `N` busiest client addresses (by bytes) that get their own series in the metrics"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "`LEVEL`: debug, info, warn or error"},
