@@ -86,7 +86,10 @@
 // /proc/self/fd/N costs a procfs path walk per call). An object opened
 // by name that is cached already (a LOOKUP again) answers with its
 // entry's handle when the kernel handles are equal, without a new entry
-// or a MAC (fdCache.known). READ is pread on the cached
+// or a MAC (fdCache.known); a LOOKUP that runs as the server asks
+// name_to_handle_at by name first and, when that handle is a cached
+// entry's on the export's mount, answers with an fstat of the entry's
+// descriptor, opening and closing nothing (lookupCached). READ is pread on the cached
 // descriptor plus one fstat (for EOF and to notice unlinks) and does not
 // allocate; ReadFD (the FDReader interface) instead lends that
 // descriptor to a callback for the length of the call, so NFS READ can

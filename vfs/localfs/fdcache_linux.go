@@ -2,6 +2,7 @@ package localfs
 
 import (
 	"container/list"
+	"encoding/binary"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,11 +52,18 @@ type fdCache struct {
 	max   int
 	m     map[string]*fdEntry
 	byIno map[uint64]*fdEntry
-	lru   list.List
-	open  atomic.Int64 // descriptors currently held by entries
+	// byFH indexes m by kernel handle (kernelKey of the entry's key), for
+	// a LOOKUP that asked name_to_handle_at by name (withHandle).
+	byFH map[string]*fdEntry
+	lru  list.List
+	open atomic.Int64 // descriptors currently held by entries
 
 	// Counters for the metrics, added under mu, read without it.
 	hits, misses, evictions atomic.Uint64
+	// lookupCached and lookupOpened count the LOOKUPs of a name answered
+	// from a cached entry by its kernel handle, and those that found the
+	// handle uncached and opened the name (FS.lookupCached); for tests.
+	lookupCached, lookupOpened atomic.Uint64
 
 	// The sweep: sweepMu serializes sweeps and guards sweepBuf (the
 	// entries one sweep examines, kept between sweeps so a sweep does not
@@ -73,7 +81,7 @@ type fdCache struct {
 const DefaultSweepInterval = 2 * time.Second
 
 func newFDCache(max int) *fdCache {
-	return &fdCache{max: max, m: make(map[string]*fdEntry), byIno: make(map[uint64]*fdEntry)}
+	return &fdCache{max: max, m: make(map[string]*fdEntry), byIno: make(map[uint64]*fdEntry), byFH: make(map[string]*fdEntry)}
 }
 
 // startSweep runs sweep every interval until stopSweep.
@@ -200,6 +208,7 @@ func (c *fdCache) put(e *fdEntry, pinned bool) *fdEntry {
 	}
 	e.refs = 1
 	c.m[e.key] = e
+	c.byFH[kernelKey(e.key)] = e
 	c.byIno[e.ino] = e // the newest entry of the inode wins the index
 	if !pinned {
 		e.elem = c.lru.PushFront(e)
@@ -238,6 +247,45 @@ func (c *fdCache) known(ino uint64, fh unix.FileHandle) (key string, ok bool) {
 	return e.key, true
 }
 
+// withHandle returns the cached entry whose kernel handle is fh, with a
+// reference held (release it), or nil. Equal kernel handles on the one
+// filesystem name the same inode, generation included, so the entry is
+// the one resolving fh would give (and put would keep). It counts
+// neither a hit nor a miss (the call resolved no vfs handle) and does
+// not allocate.
+func (c *fdCache) withHandle(fh unix.FileHandle) *fdEntry {
+	kb := fh.Bytes()
+	if len(kb) > osMaxKernel {
+		return nil
+	}
+	var buf [1 + 4 + osMaxKernel]byte
+	k := kernelKeyOf(buf[:0], fh.Type(), kb)
+	c.mu.Lock()
+	e := c.byFH[string(k)]
+	if e != nil && !e.evicted {
+		e.refs++
+		if e.elem != nil {
+			c.lru.MoveToFront(e.elem)
+		}
+	} else {
+		e = nil
+	}
+	c.mu.Unlock()
+	return e
+}
+
+// kernelKey is the part of vfs handle key that is the kernel handle: its
+// length byte, type and bytes (the layout encode writes, without the
+// version byte and the MAC); kernelKeyOf builds the same bytes from a
+// kernel handle.
+func kernelKey(key string) string { return key[1 : len(key)-osMACLen] }
+
+func kernelKeyOf(b []byte, typ int32, kb []byte) []byte {
+	b = append(b, byte(len(kb)))
+	b = binary.BigEndian.AppendUint32(b, uint32(typ))
+	return append(b, kb...)
+}
+
 // unlinkLocked removes e from the cache and returns it when its
 // descriptors can be closed now (no references), else nil: the last
 // release closes them.
@@ -247,6 +295,9 @@ func (c *fdCache) unlinkLocked(e *fdEntry) *fdEntry {
 	}
 	e.evicted = true
 	delete(c.m, e.key)
+	if k := kernelKey(e.key); c.byFH[k] == e {
+		delete(c.byFH, k)
+	}
 	if c.byIno[e.ino] == e {
 		delete(c.byIno, e.ino)
 	}

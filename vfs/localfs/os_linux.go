@@ -110,8 +110,12 @@ type FS struct {
 	// (servercreate_linux.go); turned off for good when the filesystem
 	// makes no O_TMPFILE files.
 	serverCreate atomic.Bool
-	bufs         sync.Pool // *[]byte of getdentsBufSize
-	dirs         osDirs    // ReadDir cookie scheme and listings (readdir_linux.go)
+	// noQuotaOps says the filesystem answered quotactl_fd with ENOSYS:
+	// its superblock has no quota operations, which are fixed when it is
+	// mounted, so quotaLimitsOff need not ask again.
+	noQuotaOps atomic.Bool
+	bufs       sync.Pool // *[]byte of getdentsBufSize
+	dirs       osDirs    // ReadDir cookie scheme and listings (readdir_linux.go)
 }
 
 // New exports the existing directory root. It fails when root is not a
@@ -737,6 +741,18 @@ func (f *FS) lookupIn(c vfs.Cred, de *fdEntry, name string, dirStat *unix.Stat_t
 			return nil, vfs.Attr{}, err
 		}
 	}
+	// Opening with O_PATH needs only search permission on the directory.
+	granted := f.dirGrantsWith(&c, de, vfs.MayExec, false, dirStat)
+	asServer := granted // or the caller is the server itself (asCaller would not switch)
+	if !granted {
+		sw, err := needsSwitch(&c)
+		asServer = err == nil && !sw
+	}
+	if asServer && !self && name != ".." {
+		if h, a, err, done := f.lookupCached(c, de, name); done {
+			return h, a, err
+		}
+	}
 	var err error
 	fd := -1
 	before := f.moves.epoch.Load()
@@ -745,8 +761,7 @@ func (f *FS) lookupIn(c vfs.Cred, de *fdEntry, name string, dirStat *unix.Stat_t
 		fd, err = unix.Openat(de.fd, open, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		return err
 	}
-	// Opening with O_PATH needs only search permission on the directory.
-	if !f.dirGrantsWith(&c, de, vfs.MayExec, false, dirStat) {
+	if !granted {
 		err = asCaller(&c, openIt)
 	} else if err = openIt(); refusedAsServer(err) {
 		err = asCaller(&c, openIt)
@@ -781,6 +796,51 @@ func (f *FS) lookupIn(c vfs.Cred, de *fdEntry, name string, dirStat *unix.Stat_t
 		inside = f.childEpoch(de, before)
 	}
 	return f.adopt(fd, "lookup", name, inside)
+}
+
+// lookupCached is LOOKUP of name (not "." or "..") in de, run as the
+// server where that is the caller's answer (dirGrants granted search on
+// de, or the caller is the server's own identity), for an object the cache holds
+// already: name_to_handle_at by name, and when the handle is a cached
+// entry's (on the export's mount), an fstat of that entry's descriptor:
+// two system calls where opening the name costs four (openat, fstat,
+// name_to_handle_at, close). The attributes are those of the very object
+// the handle names (its cached descriptor), as after an open; the object
+// was found by name in de, so it is inside the export as an opened child
+// is, and keeps its entry's verification (as adopt's known does). The
+// kernel checks search permission on de for name_to_handle_at as for
+// openat; a name that does not exist answers with the kernel's ENOENT,
+// one system call, as the open's would.
+//
+// done false means nothing was answered and the name is to be opened as
+// before: the object is not cached (or its cached inode has no link
+// left), it is on another mount (a mount point: adopt refuses it), the
+// kernel refused the server (the open retries as the caller), or
+// name_to_handle_at failed where an open might not (a filesystem without
+// handles for it). With done true, h, a and err are the answer.
+func (f *FS) lookupCached(c vfs.Cred, de *fdEntry, name string) (h vfs.Handle, a vfs.Attr, err error, done bool) {
+	fh, mnt, err := unix.NameToHandleAt(de.fd, name, 0) // no AT_SYMLINK_FOLLOW: a symlink itself
+	switch {
+	case err == unix.ENOENT || err == unix.ENAMETOOLONG:
+		// What openat of the name answers too.
+		return nil, vfs.Attr{}, &os.PathError{Op: "lookup", Path: name, Err: err}, true
+	case err != nil || mnt != f.rootMount:
+		return nil, vfs.Attr{}, nil, false
+	}
+	e := f.cache.withHandle(fh)
+	if e == nil {
+		f.cache.lookupOpened.Add(1)
+		return nil, vfs.Attr{}, nil, false
+	}
+	var st unix.Stat_t
+	serr := unix.Fstat(e.fd, &st)
+	key := e.key
+	f.cache.release(e)
+	if serr != nil || st.Nlink == 0 || st.Dev != f.rootDev {
+		return nil, vfs.Attr{}, nil, false
+	}
+	f.cache.lookupCached.Add(1)
+	return vfs.Handle(key), statAttr(&st), nil, true
 }
 
 // ReadLink returns a symbolic link's target; EINVAL for other objects.

@@ -54,7 +54,8 @@ import (
 //   - the server is in the initial user namespace (every uid and gid maps,
 //     so the fchown cannot fail on an unmapped id);
 //   - neither user nor group quota limits are enforced on the filesystem
-//     (quotactl_fd Q_XGETQSTAT, on every call; kernels before 5.14 have no
+//     (quotactl_fd Q_XGETQSTAT, on every call unless it said ENOSYS, no
+//     quota operations at all, which is kept; kernels before 5.14 have no
 //     quotactl_fd and no fast path): XFS charges a chown by a
 //     CAP_FOWNER process without checking limits, where the caller's own
 //     create would have been refused (the VFS quota of ext4 and tmpfs
@@ -123,11 +124,31 @@ func haveQuotactlFD() bool {
 
 // quotaLimitsOff reports whether no user or group quota limit is enforced
 // on the export's filesystem (quotaStateOff decides from the answer).
+// An ENOSYS answer is kept (FS.noQuotaOps): the superblock has no quota
+// operations (s_qcop, or its get_state, is NULL: tmpfs mounted without
+// quota, Btrfs), and a filesystem sets those when it is mounted (tmpfs
+// refuses to turn quota on at remount), so the answer cannot change for
+// this export's filesystem; that saves a system call per CREATE there.
+// Any other answer is asked again on every call (quota can be turned on
+// and off on a mounted ext4 or XFS).
 func (f *FS) quotaLimitsOff() bool {
+	if f.noQuotaOps.Load() {
+		return true
+	}
 	var qs [128]byte // struct fs_quota_stat is 80 bytes
 	cmd := uintptr(qXGetQStat<<qSubCmdShift | 0 /* USRQUOTA */)
-	_, _, e := unix.Syscall6(unix.SYS_QUOTACTL_FD, uintptr(f.rootFD), cmd, 0, uintptr(unsafe.Pointer(&qs[0])), 0, 0)
+	e := quotactlFD(f.rootFD, cmd, &qs[0])
+	if e == unix.ENOSYS {
+		f.noQuotaOps.Store(true)
+	}
 	return quotaStateOff(e, *(*uint16)(unsafe.Pointer(&qs[2])))
+}
+
+// quotactlFD is quotactl_fd(fd, cmd, 0, addr); a variable so that a test
+// can count the calls and choose the answer.
+var quotactlFD = func(fd int, cmd uintptr, addr *byte) unix.Errno {
+	_, _, e := unix.Syscall6(unix.SYS_QUOTACTL_FD, uintptr(fd), cmd, 0, uintptr(unsafe.Pointer(addr)), 0, 0)
+	return e
 }
 
 // quotaStateOff decides from quotactl's errno e and, when it succeeded,

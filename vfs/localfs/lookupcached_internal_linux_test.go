@@ -1,0 +1,213 @@
+package localfs
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gonfsrdma/gonfsrdma/vfs"
+	"github.com/gonfsrdma/gonfsrdma/vfs/vfstest"
+)
+
+// A LOOKUP of a name whose object is cached is answered by
+// name_to_handle_at and an fstat of the cached descriptor
+// (lookupCached), opening nothing; the answer is the one opening the
+// name gives: the cached object's handle with its current attributes,
+// the new object after the name was replaced, ENOENT after it was
+// removed, a symbolic link itself, EXDEV for a mount point even when the
+// mounted object's kernel handle is a cached entry's (a bind mount of a
+// directory of the export), and the kernel's refusal where the caller
+// may not search the directory.
+func TestLookupCachedByHandle(t *testing.T) {
+	vfstest.RequireRoot(t)
+	root := t.TempDir()
+	mk := func(name, data string) {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("f", "x")
+	mk("g", "yy")
+	if err := os.Symlink("f", filepath.Join(root, "l")); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"sub", "mnt", "private"} {
+		if err := os.Mkdir(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "private", "p"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(root, "private"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount(filepath.Join(root, "sub"), filepath.Join(root, "mnt"), "", unix.MS_BIND, ""); err != nil {
+		t.Fatalf("bind mount: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := unix.Unmount(filepath.Join(root, "mnt"), 0); err != nil {
+			t.Errorf("unmount: %v", err)
+		}
+	})
+	f, err := New(root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+
+	for _, c := range []vfs.Cred{{}, {UID: 1000, GID: 1000}} {
+		// cached looks name up twice: the first opens it (uncached, or
+		// answered by the cache: either way the same), the second must be
+		// answered by handle with nothing opened, as the first answered.
+		cached := func(name string) (vfs.Handle, vfs.Attr) {
+			t.Helper()
+			h1, a1, err := f.Lookup(c, f.Root(), name)
+			if err != nil {
+				t.Fatalf("uid %d: lookup %s: %v", c.UID, name, err)
+			}
+			open, hits := f.OpenFiles(), f.cache.lookupCached.Load()
+			h2, a2, err := f.Lookup(c, f.Root(), name)
+			if err != nil {
+				t.Fatalf("uid %d: lookup %s again: %v", c.UID, name, err)
+			}
+			if got := f.cache.lookupCached.Load() - hits; got != 1 {
+				t.Errorf("uid %d: lookup of cached %s: %d answered by handle, want 1", c.UID, name, got)
+			}
+			if n := f.OpenFiles(); n != open {
+				t.Errorf("uid %d: lookup of cached %s: %d descriptors open, want %d", c.UID, name, n, open)
+			}
+			ga, err := f.GetAttr(h1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(h1, h2) || a2 != ga || a1.FileID != a2.FileID {
+				t.Fatalf("uid %d: lookup of cached %s: handle %x attrs %+v, want %x and GetAttr's %+v", c.UID, name, h2, a2, h1, ga)
+			}
+			return h2, a2
+		}
+		hf, af := cached("f")
+		hg, ag := cached("g")
+		if af.Size != 1 || ag.Size != 2 {
+			t.Fatalf("sizes %d, %d, want 1, 2", af.Size, ag.Size)
+		}
+		if _, al := cached("l"); al.Type != vfs.TypeLnk {
+			t.Errorf("uid %d: lookup of a symbolic link gave type %v, want the link itself", c.UID, al.Type)
+		}
+
+		// Attributes are the object's now, not those cached with it.
+		if err := os.WriteFile(filepath.Join(root, "f"), []byte("longer"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, a, err := f.Lookup(c, f.Root(), "f"); err != nil || a.Size != 6 {
+			t.Fatalf("uid %d: lookup after a write: size %d err %v, want 6", c.UID, a.Size, err)
+		}
+
+		// The name now names g's inode: g's handle, not f's.
+		if err := os.Rename(filepath.Join(root, "g"), filepath.Join(root, "f")); err != nil {
+			t.Fatal(err)
+		}
+		h, a, err := f.Lookup(c, f.Root(), "f")
+		if err != nil || !bytes.Equal(h, hg) || a.FileID != ag.FileID {
+			t.Fatalf("uid %d: lookup of a replaced name: %x (id %d) err %v, want g's %x (id %d), not f's %x",
+				c.UID, h, a.FileID, err, hg, ag.FileID, hf)
+		}
+		// Removed: ENOENT.
+		if err := os.Remove(filepath.Join(root, "f")); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := f.Lookup(c, f.Root(), "f"); !errors.Is(err, unix.ENOENT) {
+			t.Fatalf("uid %d: lookup of a removed name: %v, want ENOENT", c.UID, err)
+		}
+		mk("f", "x")
+		mk("g", "yy")
+
+		// A mount point: refused, although sub (the same inode) is cached.
+		cached("sub")
+		for range 2 {
+			if _, _, err := f.Lookup(c, f.Root(), "mnt"); !errors.Is(err, unix.EXDEV) {
+				t.Fatalf("uid %d: lookup of a bind mount of a cached directory: %v, want EXDEV", c.UID, err)
+			}
+		}
+	}
+
+	// A directory the caller may not search: the kernel's EACCES, also
+	// for a name whose object is cached (looked up by root first).
+	ph := mustLookupIn(t, f, f.Root(), "private")
+	if _, _, err := f.Lookup(vfs.Cred{}, ph, "p"); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, _, err := f.Lookup(vfs.Cred{UID: 1000, GID: 1000}, ph, "p"); !errors.Is(err, unix.EACCES) {
+			t.Fatalf("lookup in a directory without search permission: %v, want EACCES", err)
+		}
+	}
+
+	// withHandle finds an entry only by its exact kernel handle.
+	if e, err := f.acquire(mustLookupIn(t, f, f.Root(), "g")); err != nil {
+		t.Fatal(err)
+	} else {
+		fh := e.fh
+		f.cache.release(e)
+		if w := f.cache.withHandle(fh); w == nil {
+			t.Error("withHandle(a cached entry's kernel handle) = nil")
+		} else {
+			f.cache.release(w)
+		}
+		other := append([]byte(nil), fh.Bytes()...)
+		other[len(other)-1] ^= 1
+		if w := f.cache.withHandle(unix.NewFileHandle(fh.Type(), other)); w != nil {
+			f.cache.release(w)
+			t.Error("withHandle(other handle bytes) found an entry")
+		}
+		if w := f.cache.withHandle(unix.NewFileHandle(fh.Type()+1, fh.Bytes())); w != nil {
+			f.cache.release(w)
+			t.Error("withHandle(other handle type) found an entry")
+		}
+	}
+}
+
+func mustLookupIn(t *testing.T, f *FS, dir vfs.Handle, name string) vfs.Handle {
+	t.Helper()
+	h, _, err := f.Lookup(vfs.Cred{}, dir, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// An ENOSYS answer of quotactl_fd (no quota operations on the
+// filesystem) is kept, and only that answer: state answers are asked
+// again on every CREATE.
+func TestQuotaENOSYSKept(t *testing.T) {
+	saved := quotactlFD
+	defer func() { quotactlFD = saved }()
+	for _, c := range []struct {
+		e     unix.Errno
+		calls int
+		off   bool
+	}{{unix.ENOSYS, 1, true}, {0, 3, true}, {unix.EPERM, 3, false}} {
+		f, err := New(t.TempDir(), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls := 0
+		quotactlFD = func(int, uintptr, *byte) unix.Errno { calls++; return c.e }
+		for i := range 3 {
+			if got := f.quotaLimitsOff(); got != c.off {
+				t.Errorf("answer %v, call %d: limits off %v, want %v", c.e, i, got, c.off)
+			}
+		}
+		if calls != c.calls {
+			t.Errorf("answer %v: quotactl_fd asked %d times in 3 calls, want %d", c.e, calls, c.calls)
+		}
+		f.Close()
+	}
+}
