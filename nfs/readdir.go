@@ -30,6 +30,14 @@ const (
 	// short READDIR entries, 6,000 READDIRPLUS ones; knfsd fills the
 	// page whatever the count of entries).
 	maxDirBatch = 4096
+	// plusEntrySize is the smallest READDIRPLUS entry with attributes
+	// and a handle (of one byte), what a batch of READDIRPLUS is sized
+	// by: the backend stats each entry it lists (and READDIRPLUS looks
+	// each up), so a batch sized by minEntrySize fetched some five times
+	// the entries a page holds and threw most away. An entry sent
+	// without them (a directory the caller may not search, or a name
+	// gone meanwhile) is smaller, and the page then takes one more batch.
+	plusEntrySize = minEntrySize + 4 + wire.FattrSize + 4 + 4 + 4
 	// dirResHead is the part of READDIR3resok / READDIRPLUS3resok before
 	// the entries: post_op_attr with attributes and cookieverf.
 	dirResHead = 4 + wire.FattrSize + wire.CookieVerfSize
@@ -100,7 +108,7 @@ func (s *Server) openDir(rq *req, proc string, attr *wire.PostOpAttr) (wire.Stat
 func (s *Server) doReaddir(rq *req, args *wire.ReaddirArgs, reply *oncrpc.Reply, maxReply int, dirAttr *wire.PostOpAttr) wire.Status {
 	start := len(reply.Head)
 	var b []byte
-	eof, st := s.listDir(rq, "READDIR", args.Cookie, args.Verf, args.Count, reply, maxReply, dirAttr,
+	eof, st := s.listDir(rq, "READDIR", args.Cookie, args.Verf, args.Count, reply, maxReply, dirAttr, minEntrySize,
 		func(verf uint64) { b = appendDirResOKHead(reply.Head, dirAttr, verf) },
 		func(e *vfs.DirEntry, room int) (int, bool) {
 			sz := wire.EntrySize(e.Name)
@@ -127,9 +135,11 @@ func (s *Server) doReaddir(rq *req, args *wire.ReaddirArgs, reply *oncrpc.Reply,
 // took. Entries come from the backend in batches of at most maxDirBatch,
 // each resumed from the last cookie added, so a page of any size holds
 // at most one batch at a time. A refused first entry is
-// NFS3ERR_TOOSMALL.
+// NFS3ERR_TOOSMALL. entrySize is the size by which the budget left is
+// turned into the entries a batch asks for (minEntrySize for READDIR,
+// plusEntrySize for READDIRPLUS).
 func (s *Server) listDir(rq *req, proc string, cookie uint64, cverf [wire.CookieVerfSize]byte, count uint32, reply *oncrpc.Reply, maxReply int, dirAttr *wire.PostOpAttr,
-	begin func(verf uint64), add func(e *vfs.DirEntry, room int) (int, bool)) (eof bool, st wire.Status) {
+	entrySize int, begin func(verf uint64), add func(e *vfs.DirEntry, room int) (int, bool)) (eof bool, st wire.Status) {
 	if st, _ := s.openDir(rq, proc, dirAttr); st != wire.OK {
 		return false, st
 	}
@@ -143,7 +153,7 @@ func (s *Server) listDir(rq *req, proc string, cookie uint64, cverf [wire.Cookie
 	for batch := 0; ; batch++ {
 		// one entry more than could fit, so that a full page still
 		// learns whether the directory ends there
-		entries, v, end, err := rq.fs.ReadDir(rq.h, cookie, askVerf, min((budget-used)/minEntrySize+1, maxDirBatch))
+		entries, v, end, err := rq.fs.ReadDir(rq.h, cookie, askVerf, min((budget-used)/entrySize+1, maxDirBatch))
 		if batch > 0 && (err != nil || v != verf) {
 			// the page ends with the entries it has: the client
 			// resumes from the last one, and the backend answers

@@ -47,34 +47,51 @@ func (s *Server) doReaddirplus(rq *req, args *wire.ReaddirplusArgs, reply *oncrp
 	// more than the lookup. Without search permission the entries go
 	// without handle and attributes, as knfsd sends them.
 	var searchErr error
-	eof, st := s.listDir(rq, "READDIRPLUS", args.Cookie, args.Verf, args.MaxCount, reply, maxReply, dirAttr,
-		func(verf uint64) {
-			b = appendDirResOKHead(reply.Head, dirAttr, verf)
-			_, _, searchErr = rq.fs.Lookup(rq.cred, rq.h, ".")
-		},
-		func(e *vfs.DirEntry, room int) (int, bool) {
-			ep := wire.EntryPlus{FileID: e.FileID, Name: e.Name, Cookie: e.Cookie}
-			if searchErr == nil {
-				if h, a, err := rq.fs.Lookup(vfs.Cred{}, rq.h, e.Name); err == nil {
-					if fh := makeHandle(&buf, rq.ex.FSID, h); fh != nil {
-						ep.Attr = rq.attrOp(&a)
-						ep.FH = wire.PostOpFH{Set: true, FH: fh}
+	lookup := func(name string) (vfs.Handle, vfs.Attr, error) { return rq.fs.Lookup(vfs.Cred{}, rq.h, name) }
+	var eof bool
+	var st wire.Status
+	list := func() {
+		eof, st = s.listDir(rq, "READDIRPLUS", args.Cookie, args.Verf, args.MaxCount, reply, maxReply, dirAttr, plusEntrySize,
+			func(verf uint64) {
+				b = appendDirResOKHead(reply.Head, dirAttr, verf)
+				_, _, searchErr = rq.fs.Lookup(rq.cred, rq.h, ".")
+			},
+			func(e *vfs.DirEntry, room int) (int, bool) {
+				ep := wire.EntryPlus{FileID: e.FileID, Name: e.Name, Cookie: e.Cookie}
+				if searchErr == nil {
+					if h, a, err := lookup(e.Name); err == nil {
+						if fh := makeHandle(&buf, rq.ex.FSID, h); fh != nil {
+							ep.Attr = rq.attrOp(&a)
+							ep.FH = wire.PostOpFH{Set: true, FH: fh}
+						}
 					}
 				}
-			}
-			sz := wire.EntrySize(e.Name) + 4 + 4
-			if ep.Attr.Set {
-				sz += wire.FattrSize
-			}
-			if ep.FH.Set {
-				sz += 4 + xdr.PaddedLen(len(ep.FH.FH))
-			}
-			if sz > room {
-				return 0, false
-			}
-			b = ep.Append(b)
-			return sz, true
+				sz := wire.EntrySize(e.Name) + 4 + 4
+				if ep.Attr.Set {
+					sz += wire.FattrSize
+				}
+				if ep.FH.Set {
+					sz += 4 + xdr.PaddedLen(len(ep.FH.FH))
+				}
+				if sz > room {
+					return 0, false
+				}
+				b = ep.Append(b)
+				return sz, true
+			})
+	}
+	// A backend that can resolves the directory once for all the
+	// entries' lookups (vfs.EntryLooker) rather than once per entry.
+	ran := false
+	if el, ok := rq.fs.(vfs.EntryLooker); ok {
+		_ = el.LookupEntries(rq.h, func(l func(string) (vfs.Handle, vfs.Attr, error)) {
+			lookup, ran = l, true
+			list()
 		})
+	}
+	if !ran {
+		list()
+	}
 	if st != wire.OK {
 		reply.Head = reply.Head[:start]
 		return st

@@ -170,6 +170,18 @@ type DirLookuper interface {
 	LookupDirAttr(c Cred, dir Handle, name string) (h Handle, a Attr, d Attr, haveDir bool, err error)
 }
 
+// EntryLooker is an optional FS extension for READDIRPLUS (RFC 1813
+// section 3.3.17), whose every entry is a lookup in the one directory:
+// LookupEntries resolves dir once and calls fn with lookup, which answers
+// as Lookup(Cred{}, dir, name) does (the server's own lookup: the caller's
+// search permission was checked once for the page), without resolving
+// dir again for each name; lookup is valid only while fn runs. An error
+// means dir could not be resolved and fn did not run (the caller then
+// looks each name up with Lookup, which reports it).
+type EntryLooker interface {
+	LookupEntries(dir Handle, fn func(lookup func(name string) (Handle, Attr, error))) error
+}
+
 // LinkSupporter is an optional FS extension: a backend without hard
 // links reports false and FSINFO then leaves FSF3_LINK out. For backends
 // without the method, FSINFO probes: it asks for a hard link of the

@@ -8,7 +8,8 @@
 // they change it through, before and after; their permission check
 // decides from the "before" fstat) and vfs.DirLookuper (LOOKUP's
 // dir_attributes from the one fstat of the directory that also decides
-// its permission check). The contract it keeps is vfs's (see the vfs
+// its permission check) and vfs.EntryLooker (READDIRPLUS's entries
+// looked up in a directory resolved once per reply). The contract it keeps is vfs's (see the vfs
 // package documentation); this page says how.
 //
 // # Backend

@@ -211,3 +211,80 @@ func TestQuotaENOSYSKept(t *testing.T) {
 		f.Close()
 	}
 }
+
+// LookupEntries resolves its directory once for any number of lookups,
+// each answering as Lookup as the server does: present and missing names,
+// a subdirectory, "." and "..".
+func TestLookupEntriesResolvesOnce(t *testing.T) {
+	root := t.TempDir()
+	if err := os.Mkdir(filepath.Join(root, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{".", "..", "sub", "missing"}
+	for i := range 20 {
+		n := "f" + string(rune('a'+i))
+		names = append(names, n)
+		if err := os.WriteFile(filepath.Join(root, "d", n), []byte(n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(root, "d", "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := New(root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	dh := mustLookupIn(t, f, f.Root(), "d")
+	type answer struct {
+		h   string
+		a   vfs.Attr
+		err error
+	}
+	want := map[string]answer{}
+	for _, n := range names {
+		h, a, err := f.Lookup(vfs.Cred{}, dh, n)
+		want[n] = answer{string(h), a, err}
+	}
+	hits := f.OpenFileCache().Hits
+	err = f.LookupEntries(dh, func(lookup func(string) (vfs.Handle, vfs.Attr, error)) {
+		for _, n := range names {
+			h, a, err := lookup(n)
+			w := want[n]
+			if string(h) != w.h || a != w.a || !sameErrno(err, w.err) {
+				t.Errorf("%s: %x %+v %v, Lookup gave %x %+v %v", n, h, a, err, w.h, w.a, w.err)
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.OpenFileCache().Hits - hits; got != 1 {
+		t.Errorf("%d lookups resolved the directory %d times, want once", len(names), got)
+	}
+	// A directory that is gone: its error, fn not run.
+	gone, _, err := f.Mkdir(vfs.Cred{}, f.Root(), "gone", 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Rmdir(vfs.Cred{}, f.Root(), "gone"); err != nil {
+		t.Fatal(err)
+	}
+	ran := false
+	if err := f.LookupEntries(gone, func(func(string) (vfs.Handle, vfs.Attr, error)) { ran = true }); err == nil || ran {
+		t.Errorf("LookupEntries of a removed directory: %v, fn run %v; want its error, fn not run", err, ran)
+	}
+}
+
+// sameErrno reports whether a and b are both nil or carry the same errno.
+func sameErrno(a, b error) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	var ea, eb unix.Errno
+	if errors.As(a, &ea) && errors.As(b, &eb) {
+		return ea == eb
+	}
+	return errors.Is(a, b) || a.Error() == b.Error()
+}

@@ -724,6 +724,26 @@ func (f *FS) LookupDirAttr(c vfs.Cred, dir vfs.Handle, name string) (h vfs.Handl
 	return h, a, d, true, err
 }
 
+// LookupEntries implements vfs.EntryLooker: dir is resolved (and its
+// inside-the-export check, the rename watch's FIONREAD, made) once for
+// every lookup of one READDIRPLUS reply instead of once per entry. The
+// names themselves come from ReadDir, which resolves dir once per batch
+// of entries, so the entries' attributes and handles are now checked as
+// their names are: a directory moved out of the export during the reply
+// may still have its remaining entries described in it, as its names
+// are listed, but every handle given out is checked on its next use (an
+// entry cached before keeps its own verification, a new one takes the
+// directory's, and the rename moved the epoch past both).
+func (f *FS) LookupEntries(dir vfs.Handle, fn func(lookup func(name string) (vfs.Handle, vfs.Attr, error))) error {
+	de, err := f.acquire(dir)
+	if err != nil {
+		return err
+	}
+	defer f.cache.release(de)
+	fn(func(name string) (vfs.Handle, vfs.Attr, error) { return f.lookupIn(vfs.Cred{}, de, name, nil) })
+	return nil
+}
+
 // lookupIn is Lookup's work in directory de; dirStat is a stat of de the
 // call has just taken, or nil (dirGrantsWith).
 func (f *FS) lookupIn(c vfs.Cred, de *fdEntry, name string, dirStat *unix.Stat_t) (vfs.Handle, vfs.Attr, error) {
