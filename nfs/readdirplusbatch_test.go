@@ -12,6 +12,7 @@ import (
 
 	"github.com/gonfsrdma/gonfsrdma/nfs"
 	"github.com/gonfsrdma/gonfsrdma/nfs/client"
+	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
 	"github.com/gonfsrdma/gonfsrdma/vfs"
 )
 
@@ -98,5 +99,40 @@ func TestReaddirplusResolvesDirOncePerPage(t *testing.T) {
 	}
 	if got := fs.OpenFileCache().Hits - hits; got > 10 {
 		t.Errorf("one READDIRPLUS page of %d entries resolved handles %d times", len(es), got)
+	}
+}
+
+// SETATTR on a backend with vfs.AttrSetter resolves the handle once (was
+// three times: GetAttr before, SetAttr, GetAttr after), and answers as
+// before: the mode changed and the attributes after it in wcc_data, a
+// guard that does not match refused with the attributes before.
+func TestSetattrResolvesOnce(t *testing.T) {
+	fs := newOSFS(t, t.TempDir())
+	ts := startServer(t, zap.NewNop(), nfs.Config{}, fs)
+	defer ts.stop(t)
+	rpc := dialClient(t, ts.addr)
+	defer rpc.Close()
+	c := client.New(rpc)
+	ctx := context.Background()
+	cr, err := c.Create(ctx, ts.root(t), "f", wire.CreateHow{Mode: wire.Unchecked})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits := fs.OpenFileCache().Hits
+	res, err := c.Setattr(ctx, cr.FH.FH, wire.Sattr{Mode: wire.SetUint32{Set: true, V: 0o600}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fs.OpenFileCache().Hits - hits; got != 1 {
+		t.Errorf("SETATTR resolved its handle %d times, want once", got)
+	}
+	if !res.Wcc.Before.Set || !res.Wcc.After.Set || res.Wcc.After.Attr.Mode != 0o600 {
+		t.Errorf("SETATTR wcc_data %+v, want before and after, mode 0600 after", res.Wcc)
+	}
+	guard := res.Wcc.After.Attr.Ctime
+	guard.Sec++
+	res, err = c.Setattr(ctx, cr.FH.FH, wire.Sattr{Mode: wire.SetUint32{Set: true, V: 0o644}}, &guard)
+	if client.StatusOf(err) != wire.ErrNotSync || res == nil || !res.Wcc.After.Set || res.Wcc.After.Attr.Mode != 0o600 {
+		t.Errorf("SETATTR with a stale guard: %v (%+v), want NOT_SYNC and mode 0600 unchanged", err, res)
 	}
 }

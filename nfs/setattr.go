@@ -30,24 +30,52 @@ func (s *Server) doSetattr(call *oncrpc.Call, args *wire.SetattrArgs, wcc *wire.
 	if st := s.resolve(call, args.FH, &rq); st != wire.OK {
 		return st
 	}
+	// decide checks the call against the attributes before the change
+	// (and makes them the wcc_data's), returning the change to make, or
+	// the status to answer without one.
+	decide := func(pre *vfs.Attr) (vfs.SetAttr, wire.Status, bool) {
+		wcc.Before = preOp(pre)
+		wcc.After = rq.attrOp(pre)
+		if rq.ro {
+			return vfs.SetAttr{}, wire.ErrROFS, false
+		}
+		if args.Guard && toTime(pre.Ctime) != args.Ctime {
+			return vfs.SetAttr{}, wire.ErrNotSync, false
+		}
+		if st := permitSetattr(&rq.cred, pre, &args.Attr); st != wire.OK {
+			return vfs.SetAttr{}, st, false
+		}
+		v := toSetAttr(&args.Attr, time.Now())
+		return v, wire.OK, !isEmptySetAttr(&v)
+	}
+	if as, ok := rq.fs.(vfs.AttrSetter); ok {
+		// One resolution and stat before, one after (vfs.AttrSetter).
+		st, applied := wire.OK, false
+		_, post, havePre, havePost, err := as.SetAttrAround(rq.cred, rq.h, func(pre *vfs.Attr) (vfs.SetAttr, bool) {
+			var v vfs.SetAttr
+			v, st, applied = decide(pre)
+			return v, applied
+		})
+		switch {
+		case !havePre:
+			return s.status("SETATTR", err)
+		case !applied:
+			return st
+		}
+		if havePost {
+			wcc.After = rq.attrOp(&post)
+		} else {
+			wcc.After = rq.postOp(rq.h)
+		}
+		return s.status("SETATTR", err)
+	}
 	pre, err := rq.fs.GetAttr(rq.h)
 	if err != nil {
 		return s.status("SETATTR", err)
 	}
-	wcc.Before = preOp(&pre)
-	wcc.After = rq.attrOp(&pre)
-	if rq.ro {
-		return wire.ErrROFS
-	}
-	if args.Guard && toTime(pre.Ctime) != args.Ctime {
-		return wire.ErrNotSync
-	}
-	if st := permitSetattr(&rq.cred, &pre, &args.Attr); st != wire.OK {
+	v, st, apply := decide(&pre)
+	if !apply {
 		return st
-	}
-	v := toSetAttr(&args.Attr, time.Now())
-	if isEmptySetAttr(&v) {
-		return wire.OK
 	}
 	err = rq.fs.SetAttr(rq.cred, rq.h, v)
 	wcc.After = rq.postOp(rq.h)

@@ -1,7 +1,7 @@
 // Package vfs is the backing-store layer under the NFS server: the
 // handle-addressed FS interface one export is served from, the optional
 // capability interfaces a backend may add (FDReader, AttrReader,
-// AttrWriter, DirAttrChanger, DirLookuper, EntryLooker, Locker, LinkSupporter), the identity (Cred) calls run as, the errors and the
+// AttrWriter, DirAttrChanger, DirLookuper, EntryLooker, AttrSetter, Locker, LinkSupporter), the identity (Cred) calls run as, the errors and the
 // helpers every backend shares (PathErr, CheckName, CheckRegular,
 // CheckChownIDs, ExclusiveTimes, ToErrno). It holds no backend.
 //
@@ -15,7 +15,7 @@
 //   - vfs/localfs: a directory of the host. It talks to the kernel
 //     directly (file handles, *at system calls, pread/pwrite, getdents64)
 //     and uses no go-billy: billy resolves paths, which the handle design
-//     avoids. Implements FDReader, DirAttrChanger, DirLookuper, EntryLooker and Locker.
+//     avoids. Implements FDReader, DirAttrChanger, DirLookuper, EntryLooker, AttrSetter and Locker.
 //   - vfs/billyfs: over go-billy, in memory (go-billy's memfs) or over
 //     any billy.Filesystem, with a side table for what billy lacks (node
 //     identity, ownership, times, special files).

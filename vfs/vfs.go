@@ -170,6 +170,20 @@ type DirLookuper interface {
 	LookupDirAttr(c Cred, dir Handle, name string) (h Handle, a Attr, d Attr, haveDir bool, err error)
 }
 
+// AttrSetter is an optional FS extension for SETATTR (RFC 1813 section
+// 3.3.2), which needs the object's attributes before the change (for its
+// guard, its own permission checks and wcc_data) and after it:
+// SetAttrAround resolves h once and stats it, hands those attributes to
+// decide, and, when decide says apply, makes the change s as SetAttr does
+// (deciding as SetAttr would from that same stat) and stats the object
+// again. havePre false means h could not be resolved or stat'ed: decide
+// did not run and err says why. havePost false after an applied change
+// asks the caller to fetch the attributes itself; when decide did not
+// apply, nothing changed, err is nil and post is not set.
+type AttrSetter interface {
+	SetAttrAround(c Cred, h Handle, decide func(pre *Attr) (s SetAttr, apply bool)) (pre, post Attr, havePre, havePost bool, err error)
+}
+
 // EntryLooker is an optional FS extension for READDIRPLUS (RFC 1813
 // section 3.3.17), whose every entry is a lookup in the one directory:
 // LookupEntries resolves dir once and calls fn with lookup, which answers

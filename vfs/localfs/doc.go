@@ -9,7 +9,9 @@
 // decides from the "before" fstat) and vfs.DirLookuper (LOOKUP's
 // dir_attributes from the one fstat of the directory that also decides
 // its permission check) and vfs.EntryLooker (READDIRPLUS's entries
-// looked up in a directory resolved once per reply). The contract it keeps is vfs's (see the vfs
+// looked up in a directory resolved once per reply) and vfs.AttrSetter
+// (SETATTR's object resolved and stat'ed once before the change and once
+// after). The contract it keeps is vfs's (see the vfs
 // package documentation); this page says how.
 //
 // # Backend

@@ -288,3 +288,80 @@ func sameErrno(a, b error) bool {
 	}
 	return errors.Is(a, b) || a.Error() == b.Error()
 }
+
+// SetAttrAround resolves the object once: decide sees the attributes
+// GetAttr gives before the change, the change is SetAttr's (refusals
+// included, the attributes after still reported), post is GetAttr's
+// after it, and a decide that declines changes nothing.
+func TestSetAttrAroundMatchesSetAttr(t *testing.T) {
+	vfstest.RequireRoot(t)
+	root := t.TempDir()
+	if err := os.Chmod(root, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	f, err := New(root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	owner := vfs.Cred{UID: 1000, GID: 1000}
+	h, _, err := f.Create(owner, f.Root(), "f", 0o644, true, false, [8]byte{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mode := func(m uint32) vfs.SetAttr { return vfs.SetAttr{Mode: &m} }
+	for _, c := range []struct {
+		who   vfs.Cred
+		set   vfs.SetAttr
+		apply bool
+		errno unix.Errno
+		want  uint32
+	}{
+		{owner, mode(0o600), true, 0, 0o600},
+		{owner, mode(0o640), false, 0, 0o600},                                  // declined: unchanged
+		{vfs.Cred{UID: 2000, GID: 2000}, mode(0o777), true, unix.EPERM, 0o600}, // not the owner
+		{vfs.Cred{}, mode(0o604), true, 0, 0o604},
+	} {
+		want, err := f.GetAttr(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hits := f.OpenFileCache().Hits
+		ran := false
+		pre, post, havePre, havePost, err := f.SetAttrAround(c.who, h, func(a *vfs.Attr) (vfs.SetAttr, bool) {
+			ran = true
+			if *a != want {
+				t.Errorf("decide saw %+v, GetAttr gave %+v", *a, want)
+			}
+			return c.set, c.apply
+		})
+		if got := f.OpenFileCache().Hits - hits; got != 1 {
+			t.Errorf("uid %d mode %#o: resolved %d times, want once", c.who.UID, *c.set.Mode, got)
+		}
+		if !ran || !havePre || pre != want {
+			t.Fatalf("uid %d: decide ran %v, pre %v %+v, want %+v", c.who.UID, ran, havePre, pre, want)
+		}
+		var errno unix.Errno
+		if (c.errno == 0 && err != nil) || (c.errno != 0 && (!errors.As(err, &errno) || errno != c.errno)) {
+			t.Fatalf("uid %d mode %#o: %v, want errno %v", c.who.UID, *c.set.Mode, err, c.errno)
+		}
+		after, err := f.GetAttr(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after.Mode != c.want {
+			t.Errorf("uid %d mode %#o apply %v: mode now %#o, want %#o", c.who.UID, *c.set.Mode, c.apply, after.Mode, c.want)
+		}
+		if c.apply != havePost || (havePost && post != after) {
+			t.Errorf("uid %d: post %v %+v, want %v and GetAttr's %+v", c.who.UID, havePost, post, c.apply, after)
+		}
+	}
+	// A removed object: not resolved, decide not run.
+	if err := f.Remove(vfs.Cred{}, f.Root(), "f"); err != nil {
+		t.Fatal(err)
+	}
+	ran := false
+	if _, _, havePre, _, err := f.SetAttrAround(owner, h, func(*vfs.Attr) (vfs.SetAttr, bool) { ran = true; return vfs.SetAttr{}, false }); havePre || ran || !errors.Is(err, vfs.ErrStale) {
+		t.Errorf("SetAttrAround of a removed file: havePre %v, decide ran %v, err %v; want ErrStale", havePre, ran, err)
+	}
+}

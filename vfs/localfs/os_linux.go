@@ -589,6 +589,39 @@ func (f *FS) SetAttr(c vfs.Cred, h vfs.Handle, s vfs.SetAttr) error {
 	if err := f.stat(e, &st); err != nil {
 		return err
 	}
+	return f.setAttrIn(c, e, &st, s)
+}
+
+// SetAttrAround implements vfs.AttrSetter: one resolution and one fstat
+// before the change (what SETATTR checks and reports as pre-operation
+// attributes, and what the change decides from, as SetAttr's own fstat
+// would, microseconds later), one fstat after it; SetAttr followed by the
+// NFS layer's GetAttr before and after took three of each.
+func (f *FS) SetAttrAround(c vfs.Cred, h vfs.Handle, decide func(pre *vfs.Attr) (vfs.SetAttr, bool)) (pre, post vfs.Attr, havePre, havePost bool, err error) {
+	e, err := f.acquire(h)
+	if err != nil {
+		return pre, post, false, false, err
+	}
+	defer f.cache.release(e)
+	var st unix.Stat_t
+	if err := f.stat(e, &st); err != nil {
+		return pre, post, false, false, err
+	}
+	pre = statAttr(&st)
+	s, apply := decide(&pre)
+	if !apply {
+		return pre, post, true, false, nil
+	}
+	err = f.setAttrIn(c, e, &st, s)
+	if unix.Fstat(e.fd, &st) == nil && st.Nlink != 0 {
+		post, havePost = statAttr(&st), true
+	}
+	return pre, post, true, havePost, err
+}
+
+// setAttrIn is SetAttr's work on e, whose fresh stat is st.
+func (f *FS) setAttrIn(c vfs.Cred, e *fdEntry, st *unix.Stat_t, s vfs.SetAttr) error {
+	var err error
 	if err := vfs.CheckChownIDs(&c, &s); err != nil {
 		return err
 	}
@@ -612,7 +645,7 @@ func (f *FS) SetAttr(c vfs.Cred, h vfs.Handle, s vfs.SetAttr) error {
 	// outcome for c is certain (servermeta_linux.go). Each step is
 	// idempotent there, so a refusal of the server's is answered by
 	// running them all again as c.
-	if f.setAttrAsServerOK(&c, e, &st, &s) {
+	if f.setAttrAsServerOK(&c, e, st, &s) {
 		if refused, err := setAttrSteps(e, tfd, &s); !refused {
 			return err
 		}
