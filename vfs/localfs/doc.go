@@ -92,7 +92,8 @@
 // or a MAC (fdCache.known); a LOOKUP that runs as the server asks
 // name_to_handle_at by name first and, when that handle is a cached
 // entry's on the export's mount, answers with an fstat of the entry's
-// descriptor, opening and closing nothing (lookupCached). READ is pread on the cached
+// descriptor, opening and closing nothing (lookupCached), and otherwise
+// opens the object by that handle (lookupByHandle). READ is pread on the cached
 // descriptor plus one fstat (for EOF and to notice unlinks) and does not
 // allocate; ReadFD (the FDReader interface) instead lends that
 // descriptor to a callback for the length of the call, so NFS READ can

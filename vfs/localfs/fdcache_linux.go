@@ -60,10 +60,11 @@ type fdCache struct {
 
 	// Counters for the metrics, added under mu, read without it.
 	hits, misses, evictions atomic.Uint64
-	// lookupCached and lookupOpened count the LOOKUPs of a name answered
-	// from a cached entry by its kernel handle, and those that found the
-	// handle uncached and opened the name (FS.lookupCached); for tests.
-	lookupCached, lookupOpened atomic.Uint64
+	// lookupCached, lookupByHandle and lookupOpened count the LOOKUPs of
+	// a name answered from a cached entry by its kernel handle, those
+	// that opened an uncached one by that handle, and those left to the
+	// open by name (FS.lookupCached, FS.lookupByHandle); for tests.
+	lookupCached, lookupByHandle, lookupOpened atomic.Uint64
 
 	// The sweep: sweepMu serializes sweeps and guards sweepBuf (the
 	// entries one sweep examines, kept between sweeps so a sweep does not

@@ -365,3 +365,77 @@ func TestSetAttrAroundMatchesSetAttr(t *testing.T) {
 		t.Errorf("SetAttrAround of a removed file: havePre %v, decide ran %v, err %v; want ErrStale", havePre, ran, err)
 	}
 }
+
+// A LOOKUP of an object not cached opens it by the handle asked by name
+// (lookupByHandle) and caches it: the answer is the open by name's
+// (compared with a second FS, whose lookups open names), the next lookup
+// finds it cached, and a file moved out of the export afterwards is
+// stale. A file with several links, which could be opened through a link
+// outside the export, is opened by name instead.
+func TestLookupByHandleUncached(t *testing.T) {
+	vfstest.RequireRoot(t)
+	top := t.TempDir()
+	root := filepath.Join(top, "export")
+	for _, d := range []string{root, filepath.Join(root, "d"), filepath.Join(top, "outside")} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range []string{"f", "linked", "leaver"} {
+		if err := os.WriteFile(filepath.Join(root, n), []byte(n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Link(filepath.Join(root, "linked"), filepath.Join(top, "outside", "linked")); err != nil {
+		t.Fatal(err)
+	}
+	f, err := New(root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, c := range []vfs.Cred{{}, {UID: 1000, GID: 1000}} {
+		for _, tc := range []struct {
+			name     string
+			byHandle bool
+		}{{"f", true}, {"d", true}, {"linked", false}} {
+			// Evict the object: it is not cached.
+			var st unix.Stat_t
+			if err := unix.Lstat(filepath.Join(root, tc.name), &st); err != nil {
+				t.Fatal(err)
+			}
+			f.cache.dropIno(st.Ino)
+			byH, opened := f.cache.lookupByHandle.Load(), f.cache.lookupOpened.Load()
+			h, a, err := f.Lookup(c, f.Root(), tc.name)
+			if err != nil {
+				t.Fatalf("uid %d: lookup %s: %v", c.UID, tc.name, err)
+			}
+			if got := f.cache.lookupByHandle.Load() - byH; got != map[bool]uint64{true: 1}[tc.byHandle] {
+				t.Errorf("uid %d: lookup of uncached %s: %d opened by handle, want by handle %v", c.UID, tc.name, got, tc.byHandle)
+			}
+			if got := f.cache.lookupOpened.Load() - opened; got != map[bool]uint64{false: 1}[tc.byHandle] {
+				t.Errorf("uid %d: lookup of uncached %s: %d left to the open by name, want %v", c.UID, tc.name, got, !tc.byHandle)
+			}
+			ga, err := f.GetAttr(h)
+			if err != nil || ga != a {
+				t.Fatalf("uid %d: %s: attributes %+v, GetAttr %+v (%v)", c.UID, tc.name, a, ga, err)
+			}
+			hits := f.cache.lookupCached.Load()
+			h2, _, err := f.Lookup(c, f.Root(), tc.name)
+			if err != nil || !bytes.Equal(h, h2) || f.cache.lookupCached.Load() != hits+1 {
+				t.Errorf("uid %d: %s looked up again: %x (%v), want %x from the cache", c.UID, tc.name, h2, err, h)
+			}
+		}
+	}
+	// Moved out after an uncached lookup: stale from the next call on.
+	h, _, err := f.Lookup(vfs.Cred{}, f.Root(), "leaver")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(root, "leaver"), filepath.Join(top, "outside", "leaver")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.GetAttr(h); !errors.Is(err, vfs.ErrStale) {
+		t.Errorf("GETATTR of a file moved out of the export after its lookup: %v, want ErrStale", err)
+	}
+}

@@ -865,13 +865,17 @@ func (f *FS) lookupIn(c vfs.Cred, de *fdEntry, name string, dirStat *unix.Stat_t
 // openat; a name that does not exist answers with the kernel's ENOENT,
 // one system call, as the open's would.
 //
+// An object not cached is opened by that handle instead
+// (lookupByHandle), three system calls as the open by name was.
+//
 // done false means nothing was answered and the name is to be opened as
-// before: the object is not cached (or its cached inode has no link
-// left), it is on another mount (a mount point: adopt refuses it), the
-// kernel refused the server (the open retries as the caller), or
+// before: lookupByHandle declined, the cached inode has no link left, it
+// is on another mount (a mount point: adopt refuses it), the kernel
+// refused the server (the open retries as the caller), or
 // name_to_handle_at failed where an open might not (a filesystem without
 // handles for it). With done true, h, a and err are the answer.
 func (f *FS) lookupCached(c vfs.Cred, de *fdEntry, name string) (h vfs.Handle, a vfs.Attr, err error, done bool) {
+	before := f.moves.epoch.Load()
 	fh, mnt, err := unix.NameToHandleAt(de.fd, name, 0) // no AT_SYMLINK_FOLLOW: a symlink itself
 	switch {
 	case err == unix.ENOENT || err == unix.ENAMETOOLONG:
@@ -882,8 +886,7 @@ func (f *FS) lookupCached(c vfs.Cred, de *fdEntry, name string) (h vfs.Handle, a
 	}
 	e := f.cache.withHandle(fh)
 	if e == nil {
-		f.cache.lookupOpened.Add(1)
-		return nil, vfs.Attr{}, nil, false
+		return f.lookupByHandle(fh, f.childEpoch(de, before))
 	}
 	var st unix.Stat_t
 	serr := unix.Fstat(e.fd, &st)
@@ -894,6 +897,45 @@ func (f *FS) lookupCached(c vfs.Cred, de *fdEntry, name string) (h vfs.Handle, a
 	}
 	f.cache.lookupCached.Add(1)
 	return vfs.Handle(key), statAttr(&st), nil, true
+}
+
+// lookupByHandle is lookupCached for an object not cached: fh, just
+// asked by name, is opened by handle (open_by_handle_at, O_PATH: the very
+// object the handle names, as a name could not guarantee a moment later)
+// and fstat'ed, and cached with verification inside (childEpoch, read
+// before name_to_handle_at): three system calls, as openat, fstat and
+// name_to_handle_at of the name were. A directory has one dentry, and a
+// non-directory with one link the one just found by name (or a
+// disconnected one, which the inside-the-export check treats as it
+// treats any handle's); one with several links could be opened through
+// a link outside the export, which that check would later refuse, so it
+// is left to the open by name (done false), as is an object gone
+// meanwhile, on another device (a Btrfs subvolume: adopt refuses it), or
+// one the kernel will not open by handle.
+func (f *FS) lookupByHandle(fh unix.FileHandle, inside uint64) (vfs.Handle, vfs.Attr, error, bool) {
+	fd, err := openByHandle(f.rootFD, fh, unix.O_PATH|unix.O_CLOEXEC)
+	if err != nil {
+		f.cache.lookupOpened.Add(1)
+		return nil, vfs.Attr{}, nil, false
+	}
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Nlink == 0 || st.Dev != f.rootDev ||
+		(st.Nlink > 1 && st.Mode&unix.S_IFMT != unix.S_IFDIR) {
+		unix.Close(fd)
+		f.cache.lookupOpened.Add(1)
+		return nil, vfs.Attr{}, nil, false
+	}
+	h, err := f.encode(fh)
+	if err != nil {
+		unix.Close(fd)
+		return nil, vfs.Attr{}, err, true
+	}
+	ne := &fdEntry{key: string(h), fh: fh, fd: fd, ino: st.Ino, typ: modeType(st.Mode)}
+	ne.verified.Store(inside)
+	e := f.cache.put(ne, false)
+	f.cache.release(e)
+	f.cache.lookupByHandle.Add(1)
+	return h, statAttr(&st), nil, true
 }
 
 // ReadLink returns a symbolic link's target; EINVAL for other objects.
