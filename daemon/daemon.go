@@ -43,7 +43,11 @@ type Config struct {
 	StateDir     string
 	RDMACredits  int
 	RDMAInline   int
-	MaxInFlight  int
+	// RDMAAckTimeout is the queue pairs' local ACK timeout
+	// (rpcrdma.Config.AckTimeout: 0 its default, negative the connection
+	// manager's).
+	RDMAAckTimeout time.Duration
+	MaxInFlight    int
 	// SpliceReads sends TCP READ data from the page cache by splice(2)
 	// (oncrpc.ServerConfig.SpliceReads); gonfsrdma serve turns it on
 	// unless --tcp-splice=false.

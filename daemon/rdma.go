@@ -74,7 +74,7 @@ func startRDMA(_ context.Context, log *zap.Logger, cfg Config, early *earlyRDMA,
 		provider = p
 	}
 	rcfg := rpcrdma.Config{Credits: cfg.RDMACredits, InlineRecv: cfg.RDMAInline, InlineSend: cfg.RDMAInline,
-		Conns: limits, MaxPinned: cfg.RDMAMaxPinned, IdleTimeout: cfg.IdleTimeout, Clients: clients,
+		Conns: limits, MaxPinned: cfg.RDMAMaxPinned, IdleTimeout: cfg.IdleTimeout, AckTimeout: cfg.RDMAAckTimeout, Clients: clients,
 		// As knfsd (svc_rdma_get_inv_rkey): when the client's private
 		// data accepts it (the Linux client's always does), a reply whose
 		// call used one steering tag invalidates it, so the client

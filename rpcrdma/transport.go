@@ -74,6 +74,13 @@ type Config struct {
 	// none in progress for this long (limits.go). Default
 	// oncrpc.DefaultIdleTimeout; negative: never.
 	IdleTimeout time.Duration
+	// AckTimeout is each queue pair's local ACK timeout
+	// (verbs.Config.AckTimeout), rounded up to the device's steps of
+	// 4.096 µs × 2^n: how long an RDMA Read, Write or Send whose last
+	// packet was lost waits before it is resent, when no later packet on
+	// the connection shows the gap (issue 16). Default DefaultAckTimeout;
+	// negative: the connection manager's (2.1 s on RoCE under Linux 6.1).
+	AckTimeout time.Duration
 	// Clients, when set, counts each connection's calls and bytes under
 	// its client address (for the metrics' busiest clients).
 	Clients *meter.Clients
@@ -99,6 +106,13 @@ const (
 	// 16 frames at Soft-RoCE's path MTU of 1024, so an ACK is asked for
 	// every 16 frames (knfsd's Writes there are 128 KiB).
 	DefaultWritePiece = 16 << 10
+	// DefaultAckTimeout is exponent 16 (268 ms) instead of the
+	// connection manager's 19 (2.1 s) on RoCE: a Read chunk whose last
+	// response frame was lost on a lossy link waits an eighth as long;
+	// with the queue pair's 7 retries a peer must still stall for over
+	// 2 s without a packet before the connection fails (and is then
+	// re-established by the client).
+	DefaultAckTimeout = 268 * time.Millisecond
 	// maxInitiatorDepth bounds the RDMA Reads a connection has in
 	// flight (knfsd's svcrdma uses at most 16 too).
 	maxInitiatorDepth = 16
@@ -156,6 +170,9 @@ func (c Config) withDefaults() Config {
 	if c.IdleTimeout == 0 {
 		c.IdleTimeout = oncrpc.DefaultIdleTimeout
 	}
+	if c.AckTimeout == 0 {
+		c.AckTimeout = DefaultAckTimeout
+	}
 	if c.RelistenMin <= 0 {
 		c.RelistenMin = time.Second
 	}
@@ -190,6 +207,8 @@ type Server struct {
 	counters  serverCounters // stats.go
 
 	removal deviceRemoval // device.go
+
+	ackOnce sync.Once // the WARN that a queue pair kept another ACK timeout
 }
 
 // ErrServerClosed is returned by Serve after Shutdown.
@@ -400,7 +419,11 @@ func (s *Server) accept(req verbs.ConnRequest) {
 		maxWR = k
 	}
 	sqDepth := max(4*cfg.Credits, 2*(maxWR+1)) + 16
-	vc, err := req.Conn(verbs.Config{MaxSendWR: sqDepth, MaxRecvWR: nslots, MaxSendSGE: 1, MaxRecvSGE: 1})
+	var ackTimeout uint8 // 0: the connection manager's
+	if cfg.AckTimeout > 0 {
+		ackTimeout = verbs.AckTimeoutExponent(cfg.AckTimeout)
+	}
+	vc, err := req.Conn(verbs.Config{MaxSendWR: sqDepth, MaxRecvWR: nslots, MaxSendSGE: 1, MaxRecvSGE: 1, AckTimeout: ackTimeout})
 	if err != nil {
 		log.Warn("cannot create queue pair; rejecting", zap.Error(err))
 		req.Reject(nil)
@@ -474,8 +497,15 @@ func (s *Server) accept(req verbs.ConnRequest) {
 	// recovers from a lost packet (issue 16): logged with the
 	// connection, and a WARN for an ACK timeout of 0 (never resend).
 	qa, qerr := verbs.QueryQP(vc)
-	if qerr == nil && qa.Timeout == 0 {
+	switch {
+	case qerr != nil:
+	case qa.Timeout == 0:
 		log.Warn("queue pair has no ACK timeout: a request whose last packet is lost is never resent", zap.Uint8("retry_count", qa.RetryCount))
+	case ackTimeout != 0 && qa.Timeout != ackTimeout:
+		s.ackOnce.Do(func() {
+			log.Warn("queue pair did not take the configured ACK timeout (kernel without RDMA_OPTION_ID_ACK_TIMEOUT?)",
+				zap.Duration("configured", verbs.QPAttributes{Timeout: ackTimeout}.AckTimeout()), zap.Duration("qp_ack_timeout", qa.AckTimeout()))
+		})
 	}
 	if ce := log.Check(zap.DebugLevel, "connection established"); ce != nil {
 		fields := []zap.Field{zap.Int("credits", cfg.Credits), zap.Int("inline_send", c.sendMax), zap.Int("inline_recv", c.recvSize),

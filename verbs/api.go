@@ -89,6 +89,17 @@ type Config struct {
 	// because completions are not polled kills the connection
 	// (IBV_EVENT_CQ_ERR), as on hardware.
 	CQDepth int
+	// AckTimeout, when not 0, is the local ACK timeout exponent the queue
+	// pair gets instead of the connection manager's (IB spec 9.7.6.1.3:
+	// a request not acknowledged within 4.096 µs × 2^AckTimeout is resent;
+	// 1..31): how long a request whose last packet was lost waits before
+	// it is resent, when no later packet reveals the gap. On RoCE the
+	// connection manager derives it from a fixed packet lifetime (exponent
+	// 19, 2.1 s, on Linux 6.1). Set with rdma_set_option
+	// (RDMA_OPTION_ID_ACK_TIMEOUT) before the connection is made; a kernel
+	// that refuses it leaves the manager's value, which QueryQP shows. The
+	// software fabric loses no packets and has no such timer.
+	AckTimeout uint8
 }
 
 // Default queue sizes.
@@ -114,7 +125,7 @@ func (c Config) WithDefaults() (Config, error) {
 	if c.MaxRecvSGE == 0 {
 		c.MaxRecvSGE = DefaultMaxRecvSGE
 	}
-	if c.MaxSendWR < 0 || c.MaxRecvWR < 0 || c.MaxSendSGE < 0 || c.MaxRecvSGE < 0 || c.CQDepth < 0 {
+	if c.MaxSendWR < 0 || c.MaxRecvWR < 0 || c.MaxSendSGE < 0 || c.MaxRecvSGE < 0 || c.CQDepth < 0 || c.AckTimeout > 31 {
 		return c, errInvalidConfig
 	}
 	if c.CQDepth != 0 && (c.CQDepth < c.MaxSendWR+1 || c.CQDepth < c.MaxRecvWR+1) {

@@ -34,6 +34,17 @@ func (a QPAttributes) AckTimeout() time.Duration {
 	return time.Duration(4096<<a.Timeout) * time.Nanosecond
 }
 
+// AckTimeoutExponent is the smallest local ACK timeout exponent
+// (QPAttributes.Timeout, Config.AckTimeout) whose time, 4.096 µs × 2^n, is
+// at least d: 1 for d of 8.192 µs or less, at most 31 (2.4 hours).
+func AckTimeoutExponent(d time.Duration) uint8 {
+	n := uint8(1)
+	for n < 31 && time.Duration(4096<<n)*time.Nanosecond < d {
+		n++
+	}
+	return n
+}
+
 // QPQuerier is implemented by connections whose queue pair can be
 // queried (the real provider).
 type QPQuerier interface {

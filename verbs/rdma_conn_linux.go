@@ -284,6 +284,11 @@ func (c *rdmaConn) setupQP(cfg Config) (err error) {
 		return errnoErr("rdma_create_qp", rc)
 	}
 	c.qp = c.id.qp
+	if cfg.AckTimeout != 0 {
+		// Not fatal: a kernel without the option keeps the connection
+		// manager's timeout, and the caller sees it in QueryQP.
+		C.shim_set_ack_timeout(c.id, C.uint8_t(cfg.AckTimeout))
+	}
 	c.nSGE = C.SHIM_MAX_BATCH * max(cfg.MaxSendSGE, cfg.MaxRecvSGE)
 	c.sendWRs = (*C.struct_shim_send_wr)(C.calloc(C.SHIM_MAX_BATCH, C.size_t(unsafe.Sizeof(C.struct_shim_send_wr{}))))
 	c.recvWRs = (*C.struct_shim_recv_wr)(C.calloc(C.SHIM_MAX_BATCH, C.size_t(unsafe.Sizeof(C.struct_shim_recv_wr{}))))

@@ -438,6 +438,15 @@ static int shim_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_c
 	return 0;
 }
 
+// shim_set_ack_timeout asks the connection manager to give the QP the
+// local ACK timeout exponent t when it moves it to RTS (librdmacm
+// RDMA_OPTION_ID_ACK_TIMEOUT; Linux 4.13 and later).
+static int shim_set_ack_timeout(struct rdma_cm_id *id, uint8_t t) {
+	if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &t, sizeof(t)))
+		return -errno;
+	return 0;
+}
+
 static int shim_connect(struct rdma_cm_id *id, const void *priv, int len, int ird, int ord, int retry, int rnr, int accept) {
 	struct rdma_conn_param p;
 	memset(&p, 0, sizeof(p));

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Tests of the API itself and of the build without RDMA; the providers'
@@ -68,5 +69,27 @@ func TestRDMAProviderWithoutDevice(t *testing.T) {
 	}
 	if !errors.Is(err, ErrNoDevice) {
 		t.Errorf("NewRDMAProvider without a device: %v, want ErrNoDevice", err)
+	}
+}
+
+// TestAckTimeoutExponent: the smallest exponent whose 4.096 µs × 2^n
+// covers the duration, and QPAttributes.AckTimeout its inverse.
+func TestAckTimeoutExponent(t *testing.T) {
+	for _, c := range []struct {
+		d    time.Duration
+		want uint8
+	}{
+		{0, 1}, {8192 * time.Nanosecond, 1}, {8193 * time.Nanosecond, 2},
+		{67 * time.Millisecond, 14}, {268 * time.Millisecond, 16}, {269 * time.Millisecond, 17},
+		{2147483648 * time.Nanosecond, 19}, {100 * time.Hour, 31},
+	} {
+		if got := AckTimeoutExponent(c.d); got != c.want {
+			t.Errorf("AckTimeoutExponent(%v) = %d, want %d", c.d, got, c.want)
+		}
+	}
+	for n := uint8(1); n <= 31; n++ {
+		if got := AckTimeoutExponent(QPAttributes{Timeout: n}.AckTimeout()); got != n {
+			t.Errorf("exponent %d -> %v -> %d", n, QPAttributes{Timeout: n}.AckTimeout(), got)
+		}
 	}
 }

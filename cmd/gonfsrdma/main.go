@@ -120,6 +120,8 @@ func serveCommand() *cli.Command {
 					"under systemd the unit's StateDirectory="},
 			&cli.IntFlag{Name: "rdma-credits", Value: 64, Usage: "RPC-over-RDMA credits granted per connection"},
 			&cli.IntFlag{Name: "rdma-inline", Value: 4096, Usage: "RPC-over-RDMA inline message size (1024-65536)"},
+			&cli.DurationFlag{Name: "rdma-ack-timeout", Value: rpcrdma.DefaultAckTimeout,
+				Usage: "how long an RDMA request whose last packet was lost waits before the queue pair resends it, rounded up to 4.096µs×2^n (0: the connection manager's, 2.1s on RoCE)"},
 			&cli.IntFlag{Name: "max-inflight", Value: 64, Usage: "calls in progress per TCP connection"},
 			&cli.StringFlag{Name: "nlm-listen", Value: ":4045", Usage: "NLM (file locking, program 100021 v1/v3/v4) `ADDR:PORT` (TCP and UDP)"},
 			&cli.StringFlag{Name: "nsm-listen", Value: ":4046", Usage: "NSM (status monitor, program 100024) `ADDR:PORT` (TCP and UDP)"},
@@ -174,6 +176,7 @@ func serveCommand() *cli.Command {
 				StateDir:          c.String("state-dir"),
 				RDMACredits:       c.Int("rdma-credits"),
 				RDMAInline:        c.Int("rdma-inline"),
+				RDMAAckTimeout:    c.Duration("rdma-ack-timeout"),
 				MaxInFlight:       c.Int("max-inflight"),
 				SpliceReads:       c.Bool("tcp-splice"),
 				Version:           buildVersion(),
@@ -192,6 +195,9 @@ func serveCommand() *cli.Command {
 			}
 			if cfg.IdleTimeout == 0 {
 				cfg.IdleTimeout = -1 // 0 on the command line: never
+			}
+			if cfg.RDMAAckTimeout == 0 {
+				cfg.RDMAAckTimeout = -1 // 0 on the command line: the connection manager's
 			}
 			if cfg.BufferBudget <= 0 || cfg.RDMAMaxPinned <= 0 || cfg.MaxConnsPerClient == 0 {
 				return cli.Exit("--buffer-budget-mib, --rdma-max-pinned-mib and --max-connections-per-client must be positive (-1: no per-client cap)", 2)

@@ -271,6 +271,7 @@ var conformanceCases = []conformanceCase{
 	{"WindowBounds", false, testWindowBounds},
 	{"MRWithoutRemoteAccess", false, testMRWithoutRemoteAccess},
 	{"RangeRegistration", false, testRangeRegistration},
+	{"AckTimeout", false, testAckTimeout},
 }
 
 // Run runs every conformance case against a fresh Env from mk;
@@ -310,6 +311,33 @@ func testConnectPrivateData(t *testing.T, e *Env) {
 	// Private data over the CM limit is refused locally.
 	if _, err := e.Prov.Dial(context.Background(), p.LN.Addr(), verbs.ConnParams{PrivateData: make([]byte, verbs.MaxReqPrivateData+1)}); !errors.Is(err, verbs.ErrPrivateDataTooLong) {
 		t.Errorf("Dial with long private data: %v", err)
+	}
+}
+
+// testAckTimeout: Config.AckTimeout reaches both queue pairs (the
+// connection manager's own exponent on RoCE is 19; 15 and 17 differ from
+// it and from each other), and a value over 31 is refused.
+func testAckTimeout(t *testing.T, e *Env) {
+	for _, want := range []uint8{15, 17} {
+		p := ConnectPair(t, e, PairOpts{Cfg: verbs.Config{AckTimeout: want}})
+		for _, side := range []struct {
+			name string
+			c    verbs.Conn
+		}{{"server", p.Srv}, {"client", p.Cli}} {
+			qa, err := verbs.QueryQP(side.c)
+			if errors.Is(err, verbs.ErrQueryUnsupported) && e.Software {
+				t.Skip("the software fabric has no queue pair attributes")
+			}
+			if err != nil {
+				t.Fatalf("%s QueryQP: %v", side.name, err)
+			}
+			if qa.Timeout != want {
+				t.Errorf("%s queue pair ACK timeout exponent %d (%v), want %d", side.name, qa.Timeout, qa.AckTimeout(), want)
+			}
+		}
+	}
+	if _, err := (verbs.Config{AckTimeout: 32}).WithDefaults(); err == nil {
+		t.Error("Config with AckTimeout 32 accepted")
 	}
 }
 
