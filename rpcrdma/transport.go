@@ -109,9 +109,9 @@ const (
 	// DefaultAckTimeout is exponent 16 (268 ms) instead of the
 	// connection manager's 19 (2.1 s) on RoCE: a Read chunk whose last
 	// response frame was lost on a lossy link waits an eighth as long;
-	// with the queue pair's 7 retries a peer must still stall for over
-	// 2 s without a packet before the connection fails (and is then
-	// re-established by the client).
+	// with the retries the client asks for (the Linux client: 6) a peer
+	// must still be silent for about 2 s before the connection fails (and
+	// the client then reconnects).
 	DefaultAckTimeout = 268 * time.Millisecond
 	// maxInitiatorDepth bounds the RDMA Reads a connection has in
 	// flight (knfsd's svcrdma uses at most 16 too).
