@@ -121,7 +121,7 @@ func serveCommand() *cli.Command {
 			&cli.IntFlag{Name: "rdma-credits", Value: 64, Usage: "RPC-over-RDMA credits granted per connection"},
 			&cli.IntFlag{Name: "rdma-inline", Value: 4096, Usage: "RPC-over-RDMA inline message size (1024-65536)"},
 			&cli.DurationFlag{Name: "rdma-ack-timeout", Value: rpcrdma.DefaultAckTimeout,
-				Usage: "how long an RDMA request whose last packet was lost waits before the queue pair resends it, rounded up to 4.096µs×2^n (0: the connection manager's, 2.1s on RoCE)"},
+				Usage: "how long an RDMA request whose last packet was lost waits before the queue pair resends it, rounded up to 4.096us x 2^n (0: the connection manager's, 2.1s on RoCE)"},
 			&cli.IntFlag{Name: "max-inflight", Value: 64, Usage: "calls in progress per TCP connection"},
 			&cli.StringFlag{Name: "nlm-listen", Value: ":4045", Usage: "NLM (file locking, program 100021 v1/v3/v4) `ADDR:PORT` (TCP and UDP)"},
 			&cli.StringFlag{Name: "nsm-listen", Value: ":4046", Usage: "NSM (status monitor, program 100024) `ADDR:PORT` (TCP and UDP)"},
