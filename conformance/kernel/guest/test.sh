@@ -1016,7 +1016,7 @@ step_remount() { # umount, mount again with the same options, all data intact
 	[[ $(stat -c %F "$W/fifo") == fifo ]] || fail "fifo lost after remount"
 }
 
-wait_or_kill() { # pid seconds what: the background dd pid ends within seconds, with status 0
+bounded_wait() { # pid seconds: the background pid's status once it ends; 124 when it had to be killed after seconds
 	local t rc=0
 	for ((t = 0; t < $2 * 10; t++)); do
 		proc_alive "$1" || break
@@ -1024,9 +1024,16 @@ wait_or_kill() { # pid seconds what: the background dd pid ends within seconds, 
 	done
 	if proc_alive "$1"; then
 		kill -9 "$1"
-		fail "dd did not finish within $2 s $3"
+		wait "$1" 2>/dev/null
+		return 124
 	fi
 	wait "$1" || rc=$?
+	return "$rc"
+}
+wait_or_kill() { # pid seconds what: the background dd pid ends within seconds, with status 0
+	local rc=0
+	bounded_wait "$1" "$2" || rc=$?
+	((rc != 124)) || fail "dd did not finish within $2 s $3"
 	((rc == 0)) || fail "dd exited $rc $3"
 }
 
@@ -1617,12 +1624,6 @@ rc=$?
 # limit (seen once: rc 124 after every row had passed). 20 s is plenty.
 if [[ $ROLE == client ]]; then
 	(REASON=/dev/null remote ctl_stop >/dev/null 2>&1) &
-	stop_pid=$!
-	for ((t = 0; t < 20; t++)); do
-		proc_alive "$stop_pid" || break
-		sleep 1
-	done
-	proc_alive "$stop_pid" && kill -9 "$stop_pid" 2>/dev/null
-	wait "$stop_pid" 2>/dev/null
+	bounded_wait $! 20
 fi
 exit $rc
