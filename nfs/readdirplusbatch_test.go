@@ -36,11 +36,7 @@ func (c *countingDirFS) ReadDir(dir vfs.Handle, cookie, verf uint64, max int) ([
 func TestReaddirplusBatchFitsPage(t *testing.T) {
 	dir := t.TempDir()
 	const n = 600
-	for i := range n {
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("file-%04d", i)), nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	makeEmptyFiles(t, dir, n)
 	fs := &countingDirFS{FS: newOSFS(t, dir)}
 	ts := startServer(t, zap.NewNop(), nfs.Config{}, fs)
 	defer ts.stop(t)
@@ -78,11 +74,7 @@ func TestReaddirplusBatchFitsPage(t *testing.T) {
 func TestReaddirplusResolvesDirOncePerPage(t *testing.T) {
 	dir := t.TempDir()
 	const n = 300
-	for i := range n {
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("file-%04d", i)), nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	makeEmptyFiles(t, dir, n)
 	fs := newOSFS(t, dir)
 	ts := startServer(t, zap.NewNop(), nfs.Config{}, fs)
 	defer ts.stop(t)
@@ -134,5 +126,15 @@ func TestSetattrResolvesOnce(t *testing.T) {
 	res, err = c.Setattr(ctx, cr.FH.FH, wire.Sattr{Mode: wire.SetUint32{Set: true, V: 0o644}}, &guard)
 	if client.StatusOf(err) != wire.ErrNotSync || res == nil || !res.Wcc.After.Set || res.Wcc.After.Attr.Mode != 0o600 {
 		t.Errorf("SETATTR with a stale guard: %v (%+v), want NOT_SYNC and mode 0600 unchanged", err, res)
+	}
+}
+
+// makeEmptyFiles makes n empty files file-0000... in dir.
+func makeEmptyFiles(t *testing.T, dir string, n int) {
+	t.Helper()
+	for i := range n {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("file-%04d", i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

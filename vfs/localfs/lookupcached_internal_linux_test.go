@@ -277,7 +277,11 @@ func TestLookupEntriesResolvesOnce(t *testing.T) {
 	}
 }
 
-// sameErrno reports whether a and b are both nil or carry the same errno.
+// SameErrno is sameErrno for the package's external tests.
+var SameErrno = sameErrno
+
+// sameErrno reports whether a and b are both nil or carry the same errno
+// (or the same vfs error).
 func sameErrno(a, b error) bool {
 	if a == nil || b == nil {
 		return a == b

@@ -58,7 +58,7 @@ func TestLookupDirAttrMatchesLookupAndGetAttr(t *testing.T) {
 				if !have {
 					t.Fatalf("%s: no directory attributes (err %v)", where(), err)
 				}
-				if !sameErrno(err, wantErr) {
+				if !localfs.SameErrno(err, wantErr) {
 					t.Fatalf("%s: err %v, Lookup's %v", where(), err, wantErr)
 				}
 				if d != wantD {
@@ -102,17 +102,4 @@ func mustLookup(t *testing.T, f interface {
 		t.Fatal(err)
 	}
 	return h
-}
-
-// sameErrno reports whether a and b are both nil or carry the same errno
-// (or the same vfs error).
-func sameErrno(a, b error) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	var ea, eb unix.Errno
-	if errors.As(a, &ea) && errors.As(b, &eb) {
-		return ea == eb
-	}
-	return errors.Is(a, b) || a.Error() == b.Error()
 }
