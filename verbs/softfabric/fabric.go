@@ -94,11 +94,30 @@ type FaultPlan struct {
 	// Read/Write operations executed anywhere on the fabric, which makes
 	// them fail with IBV_WC_REM_ACCESS_ERR.
 	CorruptRKeys int
+	// LoseSends loses the LoseSends Sends (and Sends-With-Invalidate)
+	// executed anywhere on the fabric after the first LoseSendsAfter ones
+	// (counted from SetFaults): each completes successfully at the
+	// sender, is never delivered, and leaves the receiver's Receive
+	// posted, with no error or disconnect on either side. It models a
+	// message lost on a dead link whose peer then vanished without a
+	// word (its disconnect lost too): only a timeout notices.
+	LoseSends, LoseSendsAfter int
 }
 
 type planState struct {
 	FaultPlan
 	gen uint64
+	// sends counts the Sends executed under this plan, for LoseSends.
+	sends atomic.Int64
+}
+
+// loseSend reports whether the Send being executed is lost (LoseSends).
+func (p *planState) loseSend() bool {
+	if p == nil || p.LoseSends <= 0 {
+		return false
+	}
+	n := p.sends.Add(1)
+	return n > int64(p.LoseSendsAfter) && n <= int64(p.LoseSendsAfter)+int64(p.LoseSends)
 }
 
 // SetFaults replaces the fault plan; the zero FaultPlan disables faults.

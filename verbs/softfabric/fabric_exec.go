@@ -158,6 +158,12 @@ func (c *fabConn) execSend(e *sendEntry, p *fabConn) {
 		c.fail(e, verbs.WCLocProtErr, verbs.ErrDisconnected)
 		return
 	}
+	if c.fab.plan.Load().loseSend() {
+		// FaultPlan.LoseSends: the sender's NIC saw it go; the peer
+		// never does.
+		c.finishSend(e, verbs.WCSuccess, 0)
+		return
+	}
 	if p.rqLen == 0 {
 		// Receiver not ready and rnr_retry_count 0: the requester
 		// gives up at once.

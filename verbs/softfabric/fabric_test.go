@@ -399,3 +399,45 @@ func TestFaultCorruptRKey(t *testing.T) {
 	}
 	verbstest.CheckAccessError(t, e, p, 2)
 }
+
+// TestFaultLoseSends: a lost Send completes successfully at the sender,
+// reaches nobody, consumes no Receive and breaks neither side; the Sends
+// around it are delivered in order.
+func TestFaultLoseSends(t *testing.T) {
+	e := newFabricEnv(t)
+	f := e.Prov.(*Fabric)
+	p := verbstest.ConnectPair(t, e, verbstest.PairOpts{})
+	f.SetFaults(FaultPlan{LoseSends: 1, LoseSendsAfter: 1})
+	defer f.SetFaults(FaultPlan{})
+	for id := uint64(1); id <= 3; id++ {
+		p.CMR.Slice(verbstest.SendOff, 1)[0] = byte(id)
+		verbstest.Send(t, p.Cli, p.CMR, id, verbstest.SendOff, 1, true)
+		verbstest.WantStatus(t, verbstest.PollN(t, p.Cli, 1)[0], id, verbs.WCSuccess)
+		if id == 2 {
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			buf := make([]verbs.Completion, 1)
+			n, _ := p.Srv.Poll(ctx, buf)
+			cancel()
+			if n != 0 {
+				t.Fatalf("the lost Send arrived: %+v", buf[0])
+			}
+			if s := f.Stats(); s.PostedRecvs != 2*verbstest.NRecv-1 || s.PostedSends != 0 {
+				t.Fatalf("after the lost Send: %+v, want one Receive consumed and no Send outstanding", s)
+			}
+			continue
+		}
+		wc := verbstest.PollN(t, p.Srv, 1)[0]
+		got := p.SMR.Slice(verbstest.RecvOff+int(wc.WRID)*verbstest.RecvSize, 1)[0]
+		if !wc.Recv || wc.Status != verbs.WCSuccess || wc.ByteLen != 1 || got != byte(id) {
+			t.Fatalf("Send %d arrived as %+v carrying %d", id, wc, got)
+		}
+	}
+	for who, c := range map[string]verbs.Conn{"client": p.Cli, "server": p.Srv} {
+		select {
+		case <-c.Done():
+			t.Fatalf("%s: a lost Send disconnected it: %v", who, c.Err())
+		default:
+		}
+	}
+	p.Close()
+}
