@@ -74,6 +74,12 @@ func DialConfig(ctx context.Context, cfg Config) (*FS, error) {
 	case cfg.Retries < 0:
 		cfg.Retries = 0
 	}
+	switch {
+	case cfg.Timeout == 0:
+		cfg.Timeout = DefaultTimeout
+	case cfg.Timeout < 0:
+		cfg.Timeout = -1
+	}
 	if cfg.MaxUncommitted <= 0 {
 		cfg.MaxUncommitted = DefaultMaxUncommitted
 	}
@@ -435,9 +441,14 @@ func (r *reconn) Call(ctx context.Context, cc *oncrpc.ClientCall) ([]byte, error
 			continue
 		}
 		if timedOut {
-			// Resend on a new connection, as the kernel's RPC-over-RDMA
-			// client does after a timeout: the same XID may not be in
-			// flight twice on one connection.
+			// No reply within Config.Timeout: the server may have
+			// vanished without a word (its disconnect lost on a dead
+			// link), leaving this connection looking alive. Resend on a
+			// new connection, as the kernel client does after timeo:
+			// the same XID may not be in flight twice on one
+			// connection. Dropping it fails the other calls on it,
+			// which are resent the same way.
+			lastErr = fmt.Errorf("nfsclient: no reply within %v (timeout=): %w", r.fs.cfg.Timeout, err)
 			r.drop(t)
 			continue
 		}

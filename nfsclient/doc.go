@@ -17,9 +17,14 @@
 // With proto=rdma the calls go over RPC-over-RDMA through rdma-core
 // (Config.RDMA.Provider replaces it, e.g. with the software fabric in
 // tests); fallback=tcp uses TCP when no RDMA connection can be made.
-// A call whose connection broke is sent again on a new connection, with
-// backoff, up to retries= times; file handles stay valid across a server
-// restart, as NFSv3 promises.
+// A call whose connection broke, or whose attempt got no reply within
+// timeout= (default 60 s, the kernel client's timeo; timeout=0 for none),
+// is sent again on a new connection with the same XID, with backoff, up to
+// retries= times: the server's duplicate request cache answers a call it
+// already ran. The timeout is what notices a server that vanished without
+// a word (its disconnect lost on a dead link, a TCP peer gone silent),
+// which leaves the connection looking alive. File handles stay valid
+// across a server restart, as NFSv3 promises.
 //
 // # Files and data
 //

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gonfsrdma/gonfsrdma/nfs/client"
 	"github.com/gonfsrdma/gonfsrdma/nfs/wire"
@@ -94,6 +95,11 @@ func (f *FS) Subpath() string { return f.sub }
 func (f *FS) Proto() Proto           { return f.proto }
 func (f *FS) FallbackReason() error  { return f.fellBack }
 func (f *FS) BlockSizes() (r, w int) { return f.rsize, f.wsize }
+
+// Timeout is the bound on each attempt of a call in use: Config.Timeout,
+// DefaultTimeout when that was 0, and 0 when there is none (a negative
+// Config.Timeout, timeout=0).
+func (f *FS) Timeout() time.Duration { return max(f.cfg.Timeout, 0) }
 
 // Stats are counters since Dial.
 type Stats struct {

@@ -61,8 +61,15 @@ type Config struct {
 	// again on a new connection (default 5); 0 is the default, a negative
 	// value disables retries.
 	Retries int
-	// Timeout bounds each attempt of a call (0: only the caller's
-	// context bounds it).
+	// Timeout bounds each attempt of a call (default DefaultTimeout, the
+	// kernel client's timeo=600); 0 is the default, a negative value
+	// means no per-attempt timeout (only the caller's context bounds a
+	// call). An attempt that times out drops its connection and the call
+	// is sent again, with the same XID, on a new one, counted against
+	// Retries: a server that vanished without a word (its disconnect lost
+	// on a dead link, a TCP peer gone silently) leaves the client's calls
+	// delivered and unanswered on a connection that still looks alive, and
+	// only a timeout gets them answered.
 	Timeout time.Duration
 	// MaxUncommitted bounds the UNSTABLE WRITE data a File keeps for
 	// re-sending until a COMMIT makes it stable (default 64 MiB).
@@ -83,6 +90,18 @@ const (
 	maxNConnect           = 16
 )
 
+// DefaultTimeout is the kernel client's timeo for TCP and RDMA mounts
+// (600 deciseconds). It bounds one attempt of one call, from the time it
+// waits for its turn on the connection: DefaultDepth 1 MiB READs or
+// WRITEs in flight together (8 MiB) exceed it only on a link slower than
+// about 140 KB/s, and the server's fsync for a COMMIT of
+// DefaultMaxUncommitted bytes only on a disk slower than about 1.1 MB/s.
+// A server slower than that is asked again on a new connection (same
+// XID), up to Retries times: an idempotent call (READ, WRITE, COMMIT)
+// runs again, a non-idempotent one is answered by the server's duplicate
+// request cache once its first execution has finished.
+const DefaultTimeout = 60 * time.Second
+
 // ParseURL parses an NFS URL in the form of RFC 2224 extended with query
 // parameters:
 //
@@ -92,7 +111,9 @@ const (
 //
 // The path after the host is an export or a path below one (Dial finds
 // which). An unknown query parameter is an error. SIZE accepts K, M, G
-// suffixes.
+// suffixes. retries=0 sends a call once; timeout= bounds each attempt of
+// a call (a Go duration such as 30s; default 60s, DefaultTimeout), and
+// timeout=0 means no per-attempt timeout, as retries=0 means none.
 func ParseURL(raw string) (Config, error) {
 	var cfg Config
 	u, err := url.Parse(raw)
@@ -199,8 +220,12 @@ func (cfg *Config) set(key, v string) error {
 		}
 	case "timeout":
 		cfg.Timeout, err = time.ParseDuration(v)
-		if err == nil && cfg.Timeout <= 0 {
-			err = fmt.Errorf("%v is not positive", cfg.Timeout)
+		switch {
+		case err != nil:
+		case cfg.Timeout < 0:
+			err = fmt.Errorf("%v is negative (timeout=0 means none)", cfg.Timeout)
+		case cfg.Timeout == 0:
+			cfg.Timeout = -1 // none: Config's 0 is the default
 		}
 	default:
 		return fmt.Errorf("unknown parameter")
