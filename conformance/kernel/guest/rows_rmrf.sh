@@ -73,6 +73,34 @@ rmrf_ops() {
 	awk -v m="$MNT" -v p="$1:" '$1 == "device" { inblk = ($5 == m) } inblk && $1 == p { print $2; exit }' /proc/self/mountstats
 }
 
+# On the server guest (through `remote`): the server's context switches
+# (voluntary and involuntary, summed over its threads) and CPU time (user +
+# system, ms), "CTXSW CPU_MS": gonfsrdma's process, or knfsd's nfsd kernel
+# threads. How many thread switches a call costs is what a user-space
+# server pays on top of the file system's work (issue 19).
+server_sched() {
+	local p t k n v=0 ticks=0 pids=() st
+	case $SERVER in
+	gonfsrdma) pids=("$(<"$PIDFILE")") ;;
+	knfsd)
+		for p in /proc/[0-9]*; do
+			[[ $(<"$p/comm") == nfsd ]] 2>/dev/null && pids+=("${p#/proc/}")
+		done
+		;;
+	esac
+	for p in "${pids[@]}"; do
+		for t in /proc/"$p"/task/*; do
+			while read -r k n; do
+				[[ $k == voluntary_ctxt_switches: || $k == nonvoluntary_ctxt_switches: ]] && v=$((v + n))
+			done <"$t/status"
+			# utime and stime, fields 14 and 15 (the comm field has no spaces)
+			read -ra st <"$t/stat"
+			ticks=$((ticks + st[13] + st[14]))
+		done 2>/dev/null
+	done
+	echo "$v $((ticks * 10))" # USER_HZ is 100 on x86
+}
+
 # On the server guest (through `remote`): the entries of NAME under the
 # work directory in the exported file system, their creation and removal.
 rmrf_server_count() { # 0 once it is gone
@@ -167,21 +195,30 @@ rmrf_others() {
 		$1 == "device" { inblk = ($5 == m) }
 		inblk && $1 ~ /^[A-Z]+:$/ { p = substr($1, 1, length($1) - 1); n[p] = $2; x[p] = $9 }
 		END { k = split(ops, o, " "); for (i = 1; i <= k; i++) printf "%s %d %d ", o[i], n[o[i]], x[o[i]] }' /proc/self/mountstats
+	local sched
+	sched=$(remote server_sched 2>/dev/null) && [[ $sched =~ ^[0-9]+\ [0-9]+$ ]] && printf 'SCHED %s ' "$sched"
 }
 # rmrf_others_note BEFORE: note the other calls made since BEFORE, with the
 # mean execute time of those that took 100 calls or more
 rmrf_others_note() {
 	local -a a b
-	local i out="" d
+	local i out="" d calls=0 sw=-1 cpu
 	read -ra a <<<"$1"
 	read -ra b <<<"$(rmrf_others)"
 	for ((i = 0; i < ${#a[@]}; i += 3)); do
+		if [[ ${a[i]} == SCHED ]]; then
+			[[ ${b[i]} == SCHED ]] && sw=$((b[i + 1] - a[i + 1])) cpu=$((b[i + 2] - a[i + 2]))
+			continue
+		fi
 		d=$((b[i + 1] - a[i + 1]))
+		calls=$((calls + d))
 		((d == 0)) && [[ ${a[i]} == SETATTR || ${a[i]} == MKDIR || ${a[i]} == RMDIR ]] && continue
 		out+="${out:+, }${a[i]} $d"
 		((d >= 100)) && out+=" ($(awk -v t=$((b[i + 2] - a[i + 2])) -v d="$d" 'BEGIN { printf "%.1f", t / d }') ms a call)"
 	done
 	note "other calls: $out"
+	((sw >= 0 && calls > 0)) && note "server: $sw context switches, $cpu ms CPU for these $calls calls ($(awk -v s="$sw" -v c="$cpu" -v n="$calls" 'BEGIN { printf "%.1f switches, %.2f ms CPU a call", s / n, c / n }'))"
+	true
 }
 
 step_rmrf_count() { # name under the work directory
