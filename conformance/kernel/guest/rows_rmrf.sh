@@ -199,7 +199,8 @@ rmrf_others() {
 	sched=$(remote server_sched 2>/dev/null) && [[ $sched =~ ^[0-9]+\ [0-9]+$ ]] && printf 'SCHED %s ' "$sched"
 }
 # rmrf_others_note BEFORE: note the other calls made since BEFORE, with the
-# mean execute time of those that took 100 calls or more
+# mean execute time of those that took 100 calls or more, and the
+# server's context switches and CPU time per call when they were 100 or more
 rmrf_others_note() {
 	local -a a b
 	local i out="" d calls=0 sw=-1 cpu
@@ -217,7 +218,7 @@ rmrf_others_note() {
 		((d >= 100)) && out+=" ($(awk -v t=$((b[i + 2] - a[i + 2])) -v d="$d" 'BEGIN { printf "%.1f", t / d }') ms a call)"
 	done
 	note "other calls: $out"
-	((sw >= 0 && calls > 0)) && note "server: $sw context switches, $cpu ms CPU for these $calls calls ($(awk -v s="$sw" -v c="$cpu" -v n="$calls" 'BEGIN { printf "%.1f switches, %.2f ms CPU a call", s / n, c / n }'))"
+	((sw >= 0 && calls >= 100)) && note "server: $sw context switches, $cpu ms CPU for these $calls calls ($(awk -v s="$sw" -v c="$cpu" -v n="$calls" 'BEGIN { printf "%.1f switches, %.2f ms CPU a call", s / n, c / n }'))"
 	true
 }
 
