@@ -40,15 +40,30 @@ func dialRDMAShort(t *testing.T, s *server) *nfsclient.FS {
 	return f
 }
 
-// wantOneResend checks that exactly one attempt timed out and was resent
-// on one new connection, no sooner than the timeout.
-func wantOneResend(t *testing.T, f *nfsclient.FS, took time.Duration) {
+// mkdirResentOnce makes directory name through f across a lost message
+// and checks that it took exactly one attempt that timed out, resent on
+// one new connection no sooner than the timeout, that the resend did not
+// run the MKDIR again (NFS3ERR_EXIST), and that the directory is on the
+// server.
+func mkdirResentOnce(t *testing.T, s *server, f *nfsclient.FS, name string) {
 	t.Helper()
+	start := time.Now()
+	err := f.Mkdir(name, 0o755)
+	took := time.Since(start)
+	if errors.Is(err, fs.ErrExist) {
+		t.Fatalf("the MKDIR's retransmission ran the call again: %v", err)
+	}
+	if err != nil {
+		t.Fatalf("Mkdir %s across the lost message: %v", name, err)
+	}
 	if st := f.Stats(); st.Retries != 1 || st.Reconnects != 1 {
 		t.Fatalf("stats %+v: want one retry on one new connection", st)
 	}
 	if took < shortTimeout {
 		t.Fatalf("the call took %v, less than the %v timeout: it was not the timeout that resent it", took, shortTimeout)
+	}
+	if fi, err := os.Stat(filepath.Join(s.dir, name)); err != nil || !fi.IsDir() {
+		t.Fatalf("the directory on the server: %v", err)
 	}
 }
 
@@ -61,16 +76,7 @@ func TestLostCallResentAfterTimeout(t *testing.T) {
 	f := dialRDMAShort(t, s)
 	s.fab.SetFaults(softfabric.FaultPlan{LoseSends: 1}) // the next Send: Mkdir's first call
 	defer s.fab.SetFaults(softfabric.FaultPlan{})
-	start := time.Now()
-	err := f.Mkdir("after-lost-call", 0o755)
-	took := time.Since(start)
-	if err != nil {
-		t.Fatalf("Mkdir across the lost call: %v", err)
-	}
-	wantOneResend(t, f, took)
-	if fi, err := os.Stat(filepath.Join(s.dir, "after-lost-call")); err != nil || !fi.IsDir() {
-		t.Fatalf("the directory on the server: %v", err)
-	}
+	mkdirResentOnce(t, s, f, "after-lost-call")
 }
 
 // TestLostReplyAnsweredFromCacheAfterTimeout: the server runs a MKDIR and
@@ -87,19 +93,7 @@ func TestLostReplyAnsweredFromCacheAfterTimeout(t *testing.T) {
 	// lost.
 	s.fab.SetFaults(softfabric.FaultPlan{LoseSends: 1, LoseSendsAfter: 3})
 	defer s.fab.SetFaults(softfabric.FaultPlan{})
-	start := time.Now()
-	err := f.Mkdir("once", 0o755)
-	took := time.Since(start)
-	if errors.Is(err, fs.ErrExist) {
-		t.Fatalf("the MKDIR's retransmission ran the call again: %v", err)
-	}
-	if err != nil {
-		t.Fatalf("MKDIR across the lost reply: %v", err)
-	}
-	wantOneResend(t, f, took)
-	if fi, err := os.Stat(filepath.Join(s.dir, "once")); err != nil || !fi.IsDir() {
-		t.Fatalf("the directory on the server: %v", err)
-	}
+	mkdirResentOnce(t, s, f, "once")
 }
 
 // TestLostRetriesBounded: with every Send lost, a call fails after
@@ -261,14 +255,5 @@ func TestTCPSilentServerResentAfterTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Swallow()
-	start := time.Now()
-	err = f.Mkdir("after-silence", 0o755)
-	took := time.Since(start)
-	if err != nil {
-		t.Fatalf("Mkdir across the silent server: %v", err)
-	}
-	wantOneResend(t, f, took)
-	if fi, err := os.Stat(filepath.Join(s.dir, "after-silence")); err != nil || !fi.IsDir() {
-		t.Fatalf("the directory on the server: %v", err)
-	}
+	mkdirResentOnce(t, s, f, "after-silence")
 }
