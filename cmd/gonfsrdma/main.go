@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"runtime/pprof"
+	"runtime/trace"
 	"syscall"
 	"time"
 
@@ -139,6 +140,7 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "log-format", Value: logAuto, Usage: "`FORMAT`: console, json, journal (no timestamps, syslog priority prefixes) " +
 				"or auto (journal when stderr is systemd's journal, else console)"},
 			&cli.StringFlag{Name: "cpu-profile", Usage: "write a pprof CPU profile of the whole run to `FILE` (on shutdown)"},
+			&cli.StringFlag{Name: "exec-trace", Usage: "write a Go execution trace of the whole run to `FILE` (go tool trace: goroutines, system calls, thread hand-offs)"},
 		},
 		Action: func(ctx context.Context, c *cli.Command) error {
 			if c.NArg() > 0 {
@@ -163,6 +165,13 @@ func serveCommand() *cli.Command {
 					return err
 				}
 				defer stopProfile()
+			}
+			if path := c.String("exec-trace"); path != "" {
+				stopTrace, err := startExecTrace(path)
+				if err != nil {
+					return err
+				}
+				defer stopTrace()
 			}
 			cfg := daemon.Config{
 				ExportsFile:       c.String("exports"),
@@ -225,6 +234,23 @@ func startCPUProfile(path string) (func(), error) {
 	}
 	return func() {
 		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
+// startExecTrace writes a runtime execution trace into path until the
+// returned function runs.
+func startExecTrace(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("execution trace: %w", err)
+	}
+	if err := trace.Start(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("execution trace: %w", err)
+	}
+	return func() {
+		trace.Stop()
 		f.Close()
 	}, nil
 }

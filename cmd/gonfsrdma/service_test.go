@@ -38,9 +38,16 @@ func TestMain(m *testing.M) {
 // env added to its environment and stderr to errFile.
 func serveProcess(t *testing.T, exportsFile string, errFile *os.File, env ...string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$", "--", "serve",
+	return serveProcessArgs(t, exportsFile, errFile, nil, env...)
+}
+
+// serveProcessArgs is serveProcess with more serve flags.
+func serveProcessArgs(t *testing.T, exportsFile string, errFile *os.File, flags []string, env ...string) *exec.Cmd {
+	t.Helper()
+	args := append([]string{"-test.run=^$", "--", "serve",
 		"--exports", exportsFile, "--listen", "127.0.0.1:0", "--mount-listen", "127.0.0.1:0", "--rdma-listen", "",
-		"--no-portmap", "--nlm-listen", "127.0.0.1:0", "--nsm-listen", "127.0.0.1:0")
+		"--no-portmap", "--nlm-listen", "127.0.0.1:0", "--nsm-listen", "127.0.0.1:0"}, flags...)
+	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(append(os.Environ(), "GONFSRDMA_RUN_MAIN=1"), env...)
 	cmd.Stderr = errFile
 	cmd.Stdout = errFile
