@@ -101,6 +101,26 @@ server_sched() {
 	echo "$v $((ticks * 10))" # USER_HZ is 100 on x86
 }
 
+# On the server guest (through `remote`): gonfsrdma's context switches per
+# thread, "TID:SWITCHES,..." with TID relative to the process id (+0 is the
+# main thread); empty for knfsd. Whether one thread or several switch tells
+# the runtime's own wake-ups from goroutine hand-offs; which Go thread a TID
+# is (sysmon, a spinning M) shows in an execution trace of the same run
+# (serve --exec-trace, "M=" is the TID; docs/performance.md section 12).
+server_threads() {
+	local pid t k n v out=""
+	[[ $SERVER == gonfsrdma ]] || return 0
+	pid=$(<"$PIDFILE")
+	for t in /proc/"$pid"/task/*; do
+		v=0
+		while read -r k n; do
+			[[ $k == voluntary_ctxt_switches: || $k == nonvoluntary_ctxt_switches: ]] && v=$((v + n))
+		done <"$t/status" 2>/dev/null
+		out+="${out:+,}$((${t##*/} - pid)):$v"
+	done
+	echo "$out"
+}
+
 # On the server guest (through `remote`): the entries of NAME under the
 # work directory in the exported file system, their creation and removal.
 rmrf_server_count() { # 0 once it is gone
@@ -195,20 +215,39 @@ rmrf_others() {
 		$1 == "device" { inblk = ($5 == m) }
 		inblk && $1 ~ /^[A-Z]+:$/ { p = substr($1, 1, length($1) - 1); n[p] = $2; x[p] = $9 }
 		END { k = split(ops, o, " "); for (i = 1; i <= k; i++) printf "%s %d %d ", o[i], n[o[i]], x[o[i]] }' /proc/self/mountstats
-	local sched
+	local sched threads
 	sched=$(remote server_sched 2>/dev/null) && [[ $sched =~ ^[0-9]+\ [0-9]+$ ]] && printf 'SCHED %s ' "$sched"
+	threads=$(remote server_threads 2>/dev/null) && [[ $threads =~ ^[0-9:,]+$ ]] && printf 'THREADS %s - ' "$threads"
+}
+# rmrf_threads_note BEFORE AFTER CALLS: the five threads that switched most
+# between the two server_threads lists, switches a call each
+rmrf_threads_note() {
+	awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN {
+		k = split(a, x, ","); for (i = 1; i <= k; i++) { split(x[i], y, ":"); was[y[1]] = y[2] }
+		k = split(b, x, ","); for (i = 1; i <= k; i++) { split(x[i], y, ":"); d[y[1]] = y[2] - was[y[1]] }
+		for (m = 0; m < 5; m++) {
+			best = ""; for (t in d) if (best == "" || d[t] > d[best]) best = t
+			if (best == "" || d[best] <= 0) break
+			out = out (out == "" ? "" : ", ") sprintf("pid+%s %.1f", best, d[best] / n); delete d[best]
+		}
+		if (out != "") printf "server threads, switches a call: %s\n", out
+	}'
 }
 # rmrf_others_note BEFORE: note the other calls made since BEFORE, with the
 # mean execute time of those that took 100 calls or more, and the
 # server's context switches and CPU time per call when they were 100 or more
 rmrf_others_note() {
 	local -a a b
-	local i out="" d calls=0 sw=-1 cpu
+	local i out="" d calls=0 sw=-1 cpu thr_a="" thr_b="" thr
 	read -ra a <<<"$1"
 	read -ra b <<<"$(rmrf_others)"
 	for ((i = 0; i < ${#a[@]}; i += 3)); do
 		if [[ ${a[i]} == SCHED ]]; then
 			[[ ${b[i]} == SCHED ]] && sw=$((b[i + 1] - a[i + 1])) cpu=$((b[i + 2] - a[i + 2]))
+			continue
+		fi
+		if [[ ${a[i]} == THREADS ]]; then
+			[[ ${b[i]} == THREADS ]] && thr_a=${a[i + 1]} thr_b=${b[i + 1]}
 			continue
 		fi
 		d=$((b[i + 1] - a[i + 1]))
@@ -219,6 +258,10 @@ rmrf_others_note() {
 	done
 	note "other calls: $out"
 	((sw >= 0 && calls >= 100)) && note "server: $sw context switches, $cpu ms CPU for these $calls calls ($(awk -v s="$sw" -v c="$cpu" -v n="$calls" 'BEGIN { printf "%.1f switches, %.2f ms CPU a call", s / n, c / n }'))"
+	if [[ -n $thr_b ]] && ((calls >= 100)); then
+		thr=$(rmrf_threads_note "$thr_a" "$thr_b" "$calls")
+		[[ -n $thr ]] && note "$thr"
+	fi
 	true
 }
 
