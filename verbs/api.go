@@ -231,7 +231,9 @@ type Conn interface {
 	// error state, every outstanding WR completes with IBV_WC_WR_FLUSH_ERR
 	// and the peer sees a disconnect. It does not wait.
 	Disconnect() error
-	// Close disconnects if needed and destroys the QP, CQs and CM id.
+	// Close disconnects if needed and destroys the QP, CQs and CM id
+	// (the real provider destroys the CM id once the peer has answered
+	// the disconnect: see the package doc, "Errors and teardown").
 	// Completions not yet polled are discarded; every posted buffer is
 	// released to the caller when Close returns.
 	Close() error

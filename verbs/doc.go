@@ -76,6 +76,16 @@
 // once every flushed completion has been returned; that is the point at
 // which all posted buffers are back with the caller.
 //
+// The disconnect the dying side sends (a DREQ) is lost when the link is
+// down, often the very cause of the failure. The real provider therefore
+// keeps a closed connection's cm id, whose QP is already destroyed, until
+// the peer answers the disconnect or the connection manager's own
+// retries of it run out (MaxDisconnectLinger at most; Close of the
+// provider ends it at once; a device removal too): the CM resends the
+// DREQ once the link is back, and the peer reconnects at once instead of
+// waiting for its RPC timeout on a connection that no longer exists. The
+// id counts in RDMAProvider.Held meanwhile.
+//
 // # Device removal
 //
 // When the device goes away (RDMA_CM_EVENT_DEVICE_REMOVAL: `rdma link

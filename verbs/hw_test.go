@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/gonfsrdma/gonfsrdma/verbs"
 	"github.com/gonfsrdma/gonfsrdma/verbs/verbstest"
@@ -47,4 +48,59 @@ func TestRDMAConformance(t *testing.T) {
 			},
 		}
 	})
+}
+
+// TestRDMACloseReleasesAfterDisconnect: a connection the server closes
+// first keeps its cm id until the client answers the disconnect (so that
+// the connection manager can resend a DREQ a down link lost), and lets go
+// of it once the client has: the client sees the connection end, and the
+// provider holds one cm id less within seconds. Closing the provider does
+// not wait for a lingering id.
+func TestRDMACloseReleasesAfterDisconnect(t *testing.T) {
+	ip := os.Getenv("GONFSRDMA_RDMA_ADDR")
+	if ip == "" {
+		t.Skip("GONFSRDMA_RDMA_ADDR not set (see TestRDMAConformance)")
+	}
+	if err := verbs.RaiseMemlock(64 << 20); err != nil {
+		t.Fatal(err)
+	}
+	prov, err := verbs.NewRDMAProvider()
+	if err != nil {
+		t.Fatalf("NewRDMAProvider: %v", err)
+	}
+	// After the pair's own clean-up (clean-ups run last first).
+	t.Cleanup(func() {
+		done := make(chan struct{})
+		go func() { prov.Close(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Error("provider Close did not return within 5 s")
+		}
+	})
+	port := 23000 + os.Getpid()%2000
+	p := verbstest.ConnectPair(t, &verbstest.Env{
+		Prov:    prov,
+		NewAddr: func() string { return net.JoinHostPort(ip, fmt.Sprint(port)) },
+	}, verbstest.PairOpts{})
+	ids0, _ := prov.Held() // the listener, the server's and the client's connections
+	p.Srv.Close()
+	p.SMR.Deregister() // its last MR: the cm id is released (or lingers) now
+	p.Srv, p.SMR = nil, nil
+	select {
+	case <-p.Cli.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the client did not see the server's disconnect within 10 s")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ids, _ := prov.Held()
+		if ids == ids0-1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("10 s after the client saw the disconnect the provider holds %d cm ids, want %d (the closed connection's released)", ids, ids0-1)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

@@ -76,6 +76,10 @@ type rdmaConn struct {
 	closing     bool
 	destroyed   bool
 	nMR         int
+	// peerGone: the CM reported the connection over (DISCONNECTED: the
+	// peer's DREQ or DREP, or our DREQ's retries ran out) or the device
+	// removed; the cm id then has no disconnect left to deliver.
+	peerGone bool
 	// released: the PD, the cm id and its channel are gone
 	// (releaseDevice, after Close and the last MR's deregistration).
 	released sync.Once
@@ -117,8 +121,14 @@ func (c *rdmaConn) cmLoop() {
 		ev := goCMEvent(c.cmEv)
 		switch ev.event {
 		case C.RDMA_CM_EVENT_DISCONNECTED:
+			c.mu.Lock()
+			c.peerGone = true
+			c.mu.Unlock()
 			c.kill(ErrDisconnected)
 		case C.RDMA_CM_EVENT_DEVICE_REMOVAL:
+			c.mu.Lock()
+			c.peerGone = true
+			c.mu.Unlock()
 			c.kill(&DeviceRemovedError{Device: deviceName(c.id)})
 			c.prov.deviceRemoved(c.id.verbs)
 		case C.RDMA_CM_EVENT_TIMEWAIT_EXIT, C.RDMA_CM_EVENT_ADDR_CHANGE:
@@ -462,16 +472,92 @@ func (c *rdmaConn) ReleaseMR(m *MR) error {
 // reference on the device's verbs context, which it closes with the last
 // id of a removed device) and its event channel. Deregistering an MR
 // after its context was closed would use freed memory, hence the order.
+//
+// An established connection whose disconnect the peer has not answered
+// keeps its cm id a while longer (lingerForDisconnect): destroying the id
+// cancels the CM's retransmissions of our DREQ, and a DREQ lost on a link
+// that was down when the connection failed (the failure itself, often)
+// would then never reach the peer, which keeps waiting on the dead
+// connection until its own RPC timeout (60 s for the Linux client)
+// instead of reconnecting as soon as the link is back.
 func (c *rdmaConn) releaseDevice() {
 	c.released.Do(func() {
 		if c.pd != nil {
 			C.ibv_dealloc_pd(c.pd)
 			c.pd = nil
 		}
-		C.rdma_destroy_id(c.id)
-		C.rdma_destroy_event_channel(c.ch)
-		c.prov.liveIDs.Add(-1)
+		c.mu.Lock()
+		linger := c.established && !c.peerGone
+		c.mu.Unlock()
+		if linger && c.prov.startLinger() {
+			go c.lingerForDisconnect()
+			return
+		}
+		c.destroyID()
 	})
+}
+
+// destroyID destroys the cm id and its event channel.
+func (c *rdmaConn) destroyID() {
+	C.rdma_destroy_id(c.id)
+	C.rdma_destroy_event_channel(c.ch)
+	c.prov.liveIDs.Add(-1)
+}
+
+// MaxDisconnectLinger bounds how long a closed connection's cm id waits
+// for the peer to answer its DREQ (lingerForDisconnect). The CM itself
+// gives up sooner: 15 retries of its response timeout (about 4 s for the
+// Linux client's requests), after which it reports DISCONNECTED.
+const MaxDisconnectLinger = 90 * time.Second
+
+// lingerForDisconnect keeps the closed connection's cm id, whose QP is
+// already destroyed, until the CM reports the disconnect done
+// (DISCONNECTED: the peer's DREP, or the CM's last DREQ retry timed out)
+// or the device goes away, at most MaxDisconnectLinger or until the
+// provider closes; then it destroys the id. Meanwhile the CM retransmits
+// the DREQ. The id stays counted in Held: it still references the
+// device's context.
+func (c *rdmaConn) lingerForDisconnect() {
+	defer c.prov.lingers.Done()
+	removed := c.awaitDisconnect()
+	c.destroyID()
+	if removed != nil {
+		// Once the id is gone, so that the removed device's context
+		// can be released (forgetDevice waits for Held to reach 0).
+		c.prov.deviceRemoved(removed)
+	}
+}
+
+// awaitDisconnect reads the closed connection's CM events until the
+// disconnect is done, the device is removed (it returns the device's
+// context), MaxDisconnectLinger passes or the provider closes.
+func (c *rdmaConn) awaitDisconnect() *C.struct_ibv_context {
+	fd, err := newPollFD(int(c.ch.fd), "rdma-cm-linger")
+	if err != nil {
+		return nil
+	}
+	defer fd.close()
+	ev := (*C.struct_shim_cm_event)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_shim_cm_event{}))))
+	defer C.free(unsafe.Pointer(ev))
+	fd.f.SetReadDeadline(time.Now().Add(MaxDisconnectLinger))
+	stop := context.AfterFunc(c.prov.stopCtx, func() { fd.f.SetReadDeadline(time.Unix(1, 0)) })
+	defer stop()
+	for {
+		var rc C.int
+		err := fd.read(func(uintptr) bool {
+			rc = C.shim_get_cm_event(c.ch, ev)
+			return rc != 0
+		})
+		if err != nil || rc < 0 {
+			return nil
+		}
+		switch ev.event {
+		case C.RDMA_CM_EVENT_DISCONNECTED, C.RDMA_CM_EVENT_TIMEWAIT_EXIT:
+			return nil
+		case C.RDMA_CM_EVENT_DEVICE_REMOVAL:
+			return c.id.verbs
+		}
+	}
 }
 
 func postErr(rc C.int, posted int) error {

@@ -71,6 +71,12 @@ type RDMAProvider struct {
 	forgetting map[*C.struct_ibv_context]bool
 	stop       chan struct{} // closed by Close
 	forgets    sync.WaitGroup
+	// stopCtx is done when stop is closed; lingers counts the closed
+	// connections whose cm id waits for its disconnect to be answered
+	// (rdmaConn.lingerForDisconnect), which Close ends and waits for.
+	stopCtx    context.Context
+	stopCancel context.CancelFunc
+	lingers    sync.WaitGroup
 
 	// What this provider holds on its devices (Held): cm ids not yet
 	// destroyed (listeners' and connections') and MRs and windows not
@@ -112,14 +118,28 @@ func NewRDMAProvider() (*RDMAProvider, error) {
 	if err := threadcred.Reserve(); err != nil {
 		return nil, fmt.Errorf("verbs: %w", err)
 	}
-	return &RDMAProvider{
+	p := &RDMAProvider{
 		watchers: make(map[*C.struct_ibv_context]*asyncWatcher),
 		byQP:     make(map[*C.struct_ibv_qp]*rdmaConn),
 		byCQ:     make(map[*C.struct_ibv_cq]*rdmaConn),
 
 		forgetting: make(map[*C.struct_ibv_context]bool),
 		stop:       make(chan struct{}),
-	}, nil
+	}
+	p.stopCtx, p.stopCancel = context.WithCancel(context.Background())
+	return p, nil
+}
+
+// startLinger counts one more lingering cm id unless the provider is
+// closed (then the caller destroys the id at once).
+func (p *RDMAProvider) startLinger() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	p.lingers.Add(1)
+	return true
 }
 
 // Close stops the async-event watchers. Close Listeners and Conns first.
@@ -127,6 +147,7 @@ func (p *RDMAProvider) Close() error {
 	p.mu.Lock()
 	if !p.closed {
 		close(p.stop)
+		p.stopCancel()
 	}
 	p.closed = true
 	ws := p.watchers
@@ -136,6 +157,7 @@ func (p *RDMAProvider) Close() error {
 		w.fd.close()
 		<-w.done
 	}
+	p.lingers.Wait()
 	p.forgets.Wait()
 	return nil
 }
