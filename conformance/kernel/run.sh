@@ -145,7 +145,7 @@ isnum "$ONE_TIMEOUT" && ((ONE_TIMEOUT >= 120)) || die "GONFSRDMA_KERNEL_ONE_TIME
 for s in $NETEM_SERVERS; do [[ $s == knfsd || $s == gonfsrdma ]] || die "unknown server '$s' in GONFSRDMA_KERNEL_NETEM_SERVERS (knfsd, gonfsrdma)"; done
 for l in $NETEM_LOSS; do [[ $l =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "GONFSRDMA_KERNEL_NETEM_LOSS: '$l' is not a percentage"; done
 [[ $NETEM_ONLY == 0 || $NETEM_ONLY == 1 ]] || die "GONFSRDMA_KERNEL_NETEM_ONLY must be 0 or 1"
-for r in $NETEM_ROWS; do [[ $r == rw || $r == tar || $r == outage ]] || die "unknown row kind '$r' in GONFSRDMA_KERNEL_NETEM_ROWS (rw, tar, outage)"; done
+for r in $NETEM_ROWS; do [[ $r == rw || $r == tar || $r == outage || $r == reorder ]] || die "unknown row kind '$r' in GONFSRDMA_KERNEL_NETEM_ROWS (rw, tar, outage, reorder)"; done
 isnum "$NETEM_MB" && ((NETEM_MB >= 1 && NETEM_MB <= BIG_MB)) || die "GONFSRDMA_KERNEL_NETEM_MB must be 1..GONFSRDMA_KERNEL_BIG_MB"
 for s in $NIC_RESET_SERVERS; do [[ $s == knfsd || $s == gonfsrdma ]] || die "unknown server '$s' in GONFSRDMA_KERNEL_NIC_RESET_SERVERS (knfsd, gonfsrdma)"; done
 for s in $LOCK_SERVERS; do [[ $s == knfsd || $s == gonfsrdma ]] || die "unknown server '$s' in GONFSRDMA_KERNEL_LOCK_SERVERS (knfsd, gonfsrdma)"; done

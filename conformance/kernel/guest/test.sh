@@ -632,26 +632,27 @@ rxe_both() { echo "$(rxe_snap)|$(remote rxe_snap)"; }
 rxe_note() { # what before after: both guests' rxe counter changes over one phase
 	echo "rxe $1: client: $(rxe_delta "${2%%|*}" "${3%%|*}")| server: $(rxe_delta "${2#*|}" "${3#*|}")"
 }
-step_netem_rw() { # loss%: a NETEM_MB MiB write + read back under frame loss on the server's eth0
+step_netem_rw() { # what netem-args...: a NETEM_MB MiB write + read back with netem-args on the server's eth0 ("1% loss": loss 1%)
 	need_mount
-	local t0 t1 t2 got want r0 r1 r2
+	local t0 t1 t2 got want r0 r1 r2 what=$1
+	shift
 	want=$(head -c $((NETEM_MB << 20)) "$SRC/rand" | sha256sum)
-	remote netem_set loss "$1%" || exit $?
+	remote netem_set "$@" || exit $?
 	r0=$(rxe_both)
 	t0=$EPOCHREALTIME
-	dd if="$SRC/rand" of="$W/netem-big" bs=1M count="$NETEM_MB" conv=fsync status=none || fail "dd write of ${NETEM_MB} MiB under ${1}% loss failed"
+	dd if="$SRC/rand" of="$W/netem-big" bs=1M count="$NETEM_MB" conv=fsync status=none || fail "dd write of ${NETEM_MB} MiB under $what failed"
 	t1=$EPOCHREALTIME
 	r1=$(rxe_both)
 	# shown in the log at once, so a read that runs out of time still says how the write went
 	echo "write done in $(((${t1/./} - ${t0/./}) / 1000)) ms"
 	rxe_note write "$r0" "$r1"
 	drop_caches
-	got=$(dd if="$W/netem-big" bs=1M status=none | sha256sum) || fail "read under ${1}% loss failed"
+	got=$(dd if="$W/netem-big" bs=1M status=none | sha256sum) || fail "read under $what failed"
 	t2=$EPOCHREALTIME
 	r2=$(rxe_both)
 	rxe_note read "$r1" "$r2"
 	remote netem_clear || exit $?
-	[[ ${got%% *} == "${want%% *}" ]] || fail "content of the ${NETEM_MB} MiB file differs after ${1}% loss"
+	[[ ${got%% *} == "${want%% *}" ]] || fail "content of the ${NETEM_MB} MiB file differs after $what"
 	[[ $(fsize "$W/netem-big") == $((NETEM_MB << 20)) ]] || fail "size after write is $(fsize "$W/netem-big")"
 	note "write $(((${t1/./} - ${t0/./}) / 1000)) ms, read $(((${t2/./} - ${t1/./}) / 1000)) ms"
 	rm -f "$W/netem-big"
@@ -715,9 +716,15 @@ step_netem_ucp_outage() { # the project's own client (gonfsrdma cp over RDMA) ac
 netem_rows() { # on the RDMA mount of the workload
 	local l
 	for l in $NETEM_LOSS; do
-		[[ " $NETEM_ROWS " == *" rw "* ]] && S rdma "netem: ${NETEM_MB} MiB write+read, ${l}% loss" "$BIG_TIMEOUT" step_netem_rw "$l"
+		[[ " $NETEM_ROWS " == *" rw "* ]] && S rdma "netem: ${NETEM_MB} MiB write+read, ${l}% loss" "$BIG_TIMEOUT" step_netem_rw "${l}% loss" loss "${l}%"
 		[[ " $NETEM_ROWS " == *" tar "* ]] && S rdma "netem: tar + diff -r, ${l}% loss" "$BIG_TIMEOUT" step_netem_tar "$l"
 	done
+	# reordering: a quarter of the server's frames (correlated 50 %) go
+	# at once, the others 5 ms later, so they overtake each other; RoCE's
+	# reliable connection takes a frame out of order as a gap (a NAK and a
+	# go-back-N resend), as it takes a lost one
+	[[ " $NETEM_ROWS " == *" reorder "* ]] && S rdma "netem: ${NETEM_MB} MiB write+read, 25% of frames reordered (the rest 5 ms late)" "$BIG_TIMEOUT" \
+		step_netem_rw "reordering" delay 5ms reorder 25% 50%
 	if [[ " $NETEM_ROWS " == *" outage "* ]]; then
 		S rdma "netem: ${BIG_MB} MiB write+read across ${OUTAGE} s outages" "$BIG_TIMEOUT" step_netem_outage
 		S rdma "netem: gonfsrdma cp ${BIG_MB} MiB in and out across ${OUTAGE} s outages (user-space client)" "$BIG_TIMEOUT" step_netem_ucp_outage
