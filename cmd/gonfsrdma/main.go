@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -160,14 +161,14 @@ func serveCommand() *cli.Command {
 			}
 			defer log.Sync()
 			if path := c.String("cpu-profile"); path != "" {
-				stopProfile, err := startCPUProfile(path)
+				stopProfile, err := startRecording(path, "cpu profile", pprof.StartCPUProfile, pprof.StopCPUProfile)
 				if err != nil {
 					return err
 				}
 				defer stopProfile()
 			}
 			if path := c.String("exec-trace"); path != "" {
-				stopTrace, err := startExecTrace(path)
+				stopTrace, err := startRecording(path, "execution trace", trace.Start, trace.Stop)
 				if err != nil {
 					return err
 				}
@@ -221,36 +222,20 @@ func serveCommand() *cli.Command {
 	}
 }
 
-// startCPUProfile profiles the process into path until the returned
-// function runs.
-func startCPUProfile(path string) (func(), error) {
+// startRecording creates path and starts a recorder of the whole run
+// into it (what names it in errors: a CPU profile, an execution trace);
+// the returned function stops the recorder and closes the file.
+func startRecording(path, what string, start func(io.Writer) error, stop func()) (func(), error) {
 	f, err := os.Create(path)
 	if err != nil {
-		return nil, fmt.Errorf("cpu profile: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
+	if err := start(f); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("cpu profile: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return func() {
-		pprof.StopCPUProfile()
-		f.Close()
-	}, nil
-}
-
-// startExecTrace writes a runtime execution trace into path until the
-// returned function runs.
-func startExecTrace(path string) (func(), error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("execution trace: %w", err)
-	}
-	if err := trace.Start(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("execution trace: %w", err)
-	}
-	return func() {
-		trace.Stop()
+		stop()
 		f.Close()
 	}, nil
 }

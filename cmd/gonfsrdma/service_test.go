@@ -105,11 +105,21 @@ func (s *notifySocket) next(t *testing.T, d time.Duration) map[string]string {
 	return vars
 }
 
-// TestServiceNotify runs serve as systemd would with Type=notify: READY=1
-// arrives once the listeners accept (the NFS address in STATUS= answers
-// at once), SIGHUP is RELOADING=1 with MONOTONIC_USEC then READY=1, and
-// SIGTERM is STOPPING=1 and a clean exit.
-func TestServiceNotify(t *testing.T) {
+// notified is a serve process started as systemd starts it, once it said
+// READY=1.
+type notified struct {
+	dir     string // the export, and the state directory's parent
+	cmd     *exec.Cmd
+	sock    *notifySocket
+	nfsAddr string // NFS/TCP, from STATUS=
+	logText func() string
+}
+
+// startNotified runs serve with flags on a fresh export, as systemd would
+// with Type=notify (NOTIFY_SOCKET, STATE_DIRECTORY), and waits for its
+// READY=1, whose STATUS= must name the NFS/TCP address.
+func startNotified(t *testing.T, flags ...string) *notified {
+	t.Helper()
 	dir := t.TempDir()
 	exportsFile := filepath.Join(dir, "exports")
 	if err := os.WriteFile(exportsFile, []byte(dir+" 127.0.0.1(rw)\n"), 0o644); err != nil {
@@ -120,21 +130,46 @@ func TestServiceNotify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer logf.Close()
-	cmd := serveProcess(t, exportsFile, logf, "NOTIFY_SOCKET="+sock.path, "STATE_DIRECTORY="+filepath.Join(dir, "state"))
-	logText := func() string { b, _ := os.ReadFile(logf.Name()); return string(b) }
-
+	t.Cleanup(func() { logf.Close() })
+	n := &notified{dir: dir, sock: sock, logText: func() string { b, _ := os.ReadFile(logf.Name()); return string(b) }}
+	n.cmd = serveProcessArgs(t, exportsFile, logf, flags, "NOTIFY_SOCKET="+sock.path, "STATE_DIRECTORY="+filepath.Join(dir, "state"))
 	ready := sock.next(t, 60*time.Second)
 	if ready["READY"] != "1" {
-		t.Fatalf("first message %v, want READY=1\n%s", ready, logText())
+		t.Fatalf("first message %v, want READY=1\n%s", ready, n.logText())
 	}
 	m := regexp.MustCompile(`NFS/TCP (127\.0\.0\.1:\d+)`).FindStringSubmatch(ready["STATUS"])
 	if m == nil {
 		t.Fatalf("STATUS=%q names no NFS/TCP address", ready["STATUS"])
 	}
-	c, err := net.DialTimeout("tcp", m[1], time.Second)
+	n.nfsAddr = m[1]
+	return n
+}
+
+// waitExit waits for serve to exit cleanly after SIGTERM, at most 30 s.
+func (n *notified) waitExit(t *testing.T) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- n.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v\n%s", err, n.logText())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("still running 30 s after SIGTERM\n%s", n.logText())
+	}
+}
+
+// TestServiceNotify runs serve as systemd would with Type=notify: READY=1
+// arrives once the listeners accept (the NFS address in STATUS= answers
+// at once), SIGHUP is RELOADING=1 with MONOTONIC_USEC then READY=1, and
+// SIGTERM is STOPPING=1 and a clean exit.
+func TestServiceNotify(t *testing.T) {
+	n := startNotified(t)
+	dir, cmd, sock := n.dir, n.cmd, n.sock
+	c, err := net.DialTimeout("tcp", n.nfsAddr, time.Second)
 	if err != nil {
-		t.Fatalf("READY=1 sent but NFS/TCP %s does not accept: %v", m[1], err)
+		t.Fatalf("READY=1 sent but NFS/TCP %s does not accept: %v", n.nfsAddr, err)
 	}
 	c.Close()
 	// STATE_DIRECTORY (systemd's StateDirectory=) is where state goes.
@@ -157,16 +192,7 @@ func TestServiceNotify(t *testing.T) {
 	if stopping := sock.next(t, 30*time.Second); stopping["STOPPING"] != "1" {
 		t.Fatalf("after SIGTERM %v, want STOPPING=1", stopping)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("exit after SIGTERM: %v\n%s", err, logText())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("still running 30 s after SIGTERM\n%s", logText())
-	}
+	n.waitExit(t)
 }
 
 // TestJournalLogs runs serve with stderr on a file that JOURNAL_STREAM
