@@ -51,10 +51,11 @@ NETEM_SERVERS=${GONFSRDMA_KERNEL_NETEM_SERVERS-knfsd gonfsrdma}
 # the loss rates of those rows (percent), and whether the RDMA workload of
 # those servers is cut down to its mount and the netem rows
 NETEM_LOSS=${GONFSRDMA_KERNEL_NETEM_LOSS:-1}
+NETEM_REORDER=${GONFSRDMA_KERNEL_NETEM_REORDER:-1}
 NETEM_ONLY=${GONFSRDMA_KERNEL_NETEM_ONLY:-0}
 # which lossy-link rows run: rw (write+read at each loss rate), tar (tar +
 # diff -r at each rate), outage (the two rows across 10 s outages)
-NETEM_ROWS=${GONFSRDMA_KERNEL_NETEM_ROWS:-rw}
+NETEM_ROWS=${GONFSRDMA_KERNEL_NETEM_ROWS:-rw reorder}
 # gonfsrdma's transports between the two guests: its whole RDMA workload,
 # suite and bench cross the link as knfsd's do (issue 16: its bench over
 # RDMA crawled there until the server pulled Read chunks in 128 KiB
@@ -110,7 +111,7 @@ BENCH_TIMEOUT=${GONFSRDMA_KERNEL_BENCH_TIMEOUT:-240}
 # made on the server); treemake's creators at once
 RMRF=${GONFSRDMA_KERNEL_RMRF:-1}
 RMRF_TRANSPORTS=${GONFSRDMA_KERNEL_RMRF_TRANSPORTS-rdma tcp}
-RMRF_ROWS=${GONFSRDMA_KERNEL_RMRF_ROWS-tcp/mount/2500 tcp/tree/12x3x30 rdma/server/2500}
+RMRF_ROWS=${GONFSRDMA_KERNEL_RMRF_ROWS-tcp/mount/2500 tcp/tree/12x3x30 rdma/mount/2500 rdma/tree/12x3x30}
 RMRF_WRITERS=${GONFSRDMA_KERNEL_RMRF_WRITERS:-16}
 BENCH_ARGS=${GONFSRDMA_KERNEL_BENCH_ARGS:---size 64MiB --block 1MiB --qd 4 --rand-qd 16 --rand-time 5s --files 500}
 
@@ -144,6 +145,7 @@ for s in $GONF_TRANSPORTS; do [[ $s == rdma || $s == tcp ]] || die "unknown tran
 isnum "$ONE_TIMEOUT" && ((ONE_TIMEOUT >= 120)) || die "GONFSRDMA_KERNEL_ONE_TIMEOUT must be >= 120 (seconds)"
 for s in $NETEM_SERVERS; do [[ $s == knfsd || $s == gonfsrdma ]] || die "unknown server '$s' in GONFSRDMA_KERNEL_NETEM_SERVERS (knfsd, gonfsrdma)"; done
 for l in $NETEM_LOSS; do [[ $l =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "GONFSRDMA_KERNEL_NETEM_LOSS: '$l' is not a percentage"; done
+for l in $NETEM_REORDER; do [[ $l =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "GONFSRDMA_KERNEL_NETEM_REORDER: '$l' is not a percentage"; done
 [[ $NETEM_ONLY == 0 || $NETEM_ONLY == 1 ]] || die "GONFSRDMA_KERNEL_NETEM_ONLY must be 0 or 1"
 for r in $NETEM_ROWS; do [[ $r == rw || $r == tar || $r == outage || $r == reorder ]] || die "unknown row kind '$r' in GONFSRDMA_KERNEL_NETEM_ROWS (rw, tar, outage, reorder)"; done
 isnum "$NETEM_MB" && ((NETEM_MB >= 1 && NETEM_MB <= BIG_MB)) || die "GONFSRDMA_KERNEL_NETEM_MB must be 1..GONFSRDMA_KERNEL_BIG_MB"
@@ -304,6 +306,7 @@ done
 	echo "RMRF_ROWS=\"$RMRF_ROWS\""
 	echo "RMRF_WRITERS=$RMRF_WRITERS"
 	echo "NETEM_LOSS=\"$NETEM_LOSS\""
+	echo "NETEM_REORDER=\"$NETEM_REORDER\""
 	echo "NETEM_ONLY=$NETEM_ONLY"
 	echo "NETEM_MB=$NETEM_MB"
 	echo "NETEM_ROWS=\"$NETEM_ROWS\""

@@ -49,7 +49,7 @@ source "$CONF"
 : "${GONFSRDMA_ARGS:=}" "${SERVER_WAIT:=60}" "${ROLE:=client}" "${CTL_PORT:=7000}"
 : "${GONF_TRANSPORTS=$TRANSPORTS}" "${CONF_TRANSPORTS=$TRANSPORTS}" "${ROW_PREFIX:=}"
 : "${LOCK_SERVERS=knfsd gonfsrdma}" "${LOCK_FULL=tcp}" "${GRACE:=10}" "${NETEM_SERVERS:=}" "${NETEM_LOSS:=0.1 1 5}" "${OUTAGE:=10}" "${NETEM_ONLY:=0}"
-: "${NETEM_MB:=$BIG_MB}" "${NETEM_ROWS=rw tar outage}" "${NIC_RESET_SERVERS=}"
+: "${NETEM_MB:=$BIG_MB}" "${NETEM_ROWS=rw tar outage}" "${NETEM_REORDER:=1}" "${NIC_RESET_SERVERS=}"
 : "${WORKLOAD:=1}" "${CONFORMANCE:=1}" "${CONF_SERVERS=knfsd gonfsrdma}" "${CONF_TIMEOUT:=300}" "${CONF_RDMA_LIMIT:=60}" "${BENCH:=1}" "${BENCH_TIMEOUT:=240}"
 : "${BENCH_ARGS:=--size 64MiB --block 1MiB --qd 4 --rand-qd 16 --rand-time 5s --files 500}"
 
@@ -606,7 +606,14 @@ lock_rows() { # transport: a mount without nolock and the lock scenarios on it
 # guest's eth0 (its egress) for the loss rows; an outage drops every frame
 # both ways (netem loss 100% on both guests' eth0) for $OUTAGE s.
 
-netem_set() { tc qdisc replace dev eth0 root netem "$@" || fail "tc qdisc replace dev eth0 root netem $* failed"; tc qdisc show dev eth0; }
+# netem_set ARGS: a fresh netem qdisc with only ARGS (replacing a netem
+# qdisc keeps parameters of the old one that ARGS do not name: a row after
+# a timed-out reordering row ran with its reordering)
+netem_set() {
+	tc qdisc del dev eth0 root 2>/dev/null
+	tc qdisc add dev eth0 root netem "$@" || fail "tc qdisc add dev eth0 root netem $* failed"
+	tc qdisc show dev eth0
+}
 netem_clear() { tc qdisc del dev eth0 root 2>/dev/null; tc qdisc show dev eth0; }
 netem_outage() { # seconds: from now on, drop every frame for that long (in the background)
 	netem_set loss 100%
@@ -614,6 +621,9 @@ netem_outage() { # seconds: from now on, drop every frame for that long (in the 
 	echo "link down (netem loss 100%) for $1 s from $(date -u +%T.%N)"
 }
 step_netem_clear() { netem_clear; remote netem_clear; }
+# netem_fresh: a lossy-link row starts on a clean link, whatever a row
+# before it that timed out left on either guest
+netem_fresh() { netem_clear >/dev/null; remote netem_clear >/dev/null || exit $?; }
 outage_during() { # pid: a second into background job pid, the link down $OUTAGE s on both guests; the step ends if that cannot be done
 	sleep 1
 	netem_outage "$OUTAGE" && remote netem_outage "$OUTAGE" || { kill -9 "$1"; exit 1; }
@@ -634,6 +644,7 @@ rxe_note() { # what before after: both guests' rxe counter changes over one phas
 }
 step_netem_rw() { # what netem-args...: a NETEM_MB MiB write + read back with netem-args on the server's eth0 ("1% loss": loss 1%)
 	need_mount
+	netem_fresh
 	local t0 t1 t2 got want r0 r1 r2 what=$1
 	shift
 	want=$(head -c $((NETEM_MB << 20)) "$SRC/rand" | sha256sum)
@@ -659,6 +670,7 @@ step_netem_rw() { # what netem-args...: a NETEM_MB MiB write + read back with ne
 }
 step_netem_tar() { # loss%: tar of the tree + diff -r under frame loss on the server's eth0
 	need_mount
+	netem_fresh
 	local out
 	remote netem_set loss "$1%" || exit $?
 	rm -rf "$W/netem-tree" && mkdir "$W/netem-tree" || fail "mkdir failed"
@@ -671,6 +683,7 @@ step_netem_tar() { # loss%: tar of the tree + diff -r under frame loss on the se
 }
 step_netem_outage() { # 64 MiB write + read, the link down for $OUTAGE s during each
 	need_mount
+	netem_fresh
 	local pid t0 t1 t2 rc=0 got
 	t0=$EPOCHREALTIME
 	dd if="$SRC/rand" of="$W/netem-big" bs=1M conv=fsync status=none &
@@ -692,6 +705,7 @@ step_netem_outage() { # 64 MiB write + read, the link down for $OUTAGE s during 
 }
 step_netem_ucp_outage() { # the project's own client (gonfsrdma cp over RDMA) across a $OUTAGE s outage, each way
 	need_mount
+	netem_fresh
 	[[ -x $BIN ]] || skip "no $BIN"
 	local pid t0 t1 t2 rc=0
 	rm -f "$W/netem-ucp" /tmp/netem-ucp.back
@@ -719,12 +733,16 @@ netem_rows() { # on the RDMA mount of the workload
 		[[ " $NETEM_ROWS " == *" rw "* ]] && S rdma "netem: ${NETEM_MB} MiB write+read, ${l}% loss" "$BIG_TIMEOUT" step_netem_rw "${l}% loss" loss "${l}%"
 		[[ " $NETEM_ROWS " == *" tar "* ]] && S rdma "netem: tar + diff -r, ${l}% loss" "$BIG_TIMEOUT" step_netem_tar "$l"
 	done
-	# reordering: a quarter of the server's frames (correlated 50 %) go
-	# at once, the others 5 ms later, so they overtake each other; RoCE's
-	# reliable connection takes a frame out of order as a gap (a NAK and a
-	# go-back-N resend), as it takes a lost one
-	[[ " $NETEM_ROWS " == *" reorder "* ]] && S rdma "netem: ${NETEM_MB} MiB write+read, 25% of frames reordered (the rest 5 ms late)" "$BIG_TIMEOUT" \
-		step_netem_rw "reordering" delay 5ms reorder 25% 50%
+	# reordering: P % of the server's frames go at once, the others 1 ms
+	# later, so the first overtake the others; RoCE's reliable connection
+	# takes a frame out of order as a gap (a NAK and a go-back-N resend),
+	# as it takes a lost one
+	if [[ " $NETEM_ROWS " == *" reorder "* ]]; then
+		for l in $NETEM_REORDER; do
+			S rdma "netem: ${NETEM_MB} MiB write+read, ${l}% of frames reordered (the rest 1 ms late)" "$BIG_TIMEOUT" \
+				step_netem_rw "${l}% reordering" delay 1ms reorder "${l}%"
+		done
+	fi
 	if [[ " $NETEM_ROWS " == *" outage "* ]]; then
 		S rdma "netem: ${BIG_MB} MiB write+read across ${OUTAGE} s outages" "$BIG_TIMEOUT" step_netem_outage
 		S rdma "netem: gonfsrdma cp ${BIG_MB} MiB in and out across ${OUTAGE} s outages (user-space client)" "$BIG_TIMEOUT" step_netem_ucp_outage
