@@ -69,11 +69,11 @@ type RDMAProvider struct {
 	byQP       map[*C.struct_ibv_qp]*rdmaConn
 	byCQ       map[*C.struct_ibv_cq]*rdmaConn
 	forgetting map[*C.struct_ibv_context]bool
-	stop       chan struct{} // closed by Close
 	forgets    sync.WaitGroup
-	// stopCtx is done when stop is closed; lingers counts the closed
-	// connections whose cm id waits for its disconnect to be answered
-	// (rdmaConn.lingerForDisconnect), which Close ends and waits for.
+	// stopCtx is done once Close began (stopCancel); lingers counts the
+	// closed connections whose cm id waits for its disconnect to be
+	// answered (rdmaConn.lingerForDisconnect), which Close ends and waits
+	// for.
 	stopCtx    context.Context
 	stopCancel context.CancelFunc
 	lingers    sync.WaitGroup
@@ -124,7 +124,6 @@ func NewRDMAProvider() (*RDMAProvider, error) {
 		byCQ:     make(map[*C.struct_ibv_cq]*rdmaConn),
 
 		forgetting: make(map[*C.struct_ibv_context]bool),
-		stop:       make(chan struct{}),
 	}
 	p.stopCtx, p.stopCancel = context.WithCancel(context.Background())
 	return p, nil
@@ -146,7 +145,6 @@ func (p *RDMAProvider) startLinger() bool {
 func (p *RDMAProvider) Close() error {
 	p.mu.Lock()
 	if !p.closed {
-		close(p.stop)
 		p.stopCancel()
 	}
 	p.closed = true
@@ -230,7 +228,7 @@ func (p *RDMAProvider) forgetDevice(ctx *C.struct_ibv_context) {
 		}
 		select {
 		case <-time.After(100 * time.Millisecond):
-		case <-p.stop:
+		case <-p.stopCtx.Done():
 			return
 		}
 	}

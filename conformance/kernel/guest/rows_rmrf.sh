@@ -78,8 +78,17 @@ rmrf_ops() {
 # system, ms), "CTXSW CPU_MS": gonfsrdma's process, or knfsd's nfsd kernel
 # threads. How many thread switches a call costs is what a user-space
 # server pays on top of the file system's work (issue 19).
+# task_switches TASKDIR: a thread's context switches, voluntary and
+# involuntary, from its /proc status (0 once it is gone)
+task_switches() {
+	local k n v=0
+	{ while read -r k n; do
+		[[ $k == voluntary_ctxt_switches: || $k == nonvoluntary_ctxt_switches: ]] && v=$((v + n))
+	done <"$1/status"; } 2>/dev/null
+	echo "$v"
+}
 server_sched() {
-	local p t k n v=0 ticks=0 pids=() st
+	local p t v=0 ticks=0 pids=() st
 	case $SERVER in
 	gonfsrdma) pids=("$(<"$PIDFILE")") ;;
 	knfsd)
@@ -90,9 +99,7 @@ server_sched() {
 	esac
 	for p in "${pids[@]}"; do
 		for t in /proc/"$p"/task/*; do
-			while read -r k n; do
-				[[ $k == voluntary_ctxt_switches: || $k == nonvoluntary_ctxt_switches: ]] && v=$((v + n))
-			done <"$t/status"
+			v=$((v + $(task_switches "$t")))
 			# utime and stime, fields 14 and 15 (the comm field has no spaces)
 			read -ra st <"$t/stat"
 			ticks=$((ticks + st[13] + st[14]))
@@ -108,15 +115,11 @@ server_sched() {
 # is (sysmon, a spinning M) shows in an execution trace of the same run
 # (serve --exec-trace, "M=" is the TID; docs/performance.md section 12).
 server_threads() {
-	local pid t k n v out=""
+	local pid t out=""
 	[[ $SERVER == gonfsrdma ]] || return 0
 	pid=$(<"$PIDFILE")
 	for t in /proc/"$pid"/task/*; do
-		v=0
-		while read -r k n; do
-			[[ $k == voluntary_ctxt_switches: || $k == nonvoluntary_ctxt_switches: ]] && v=$((v + n))
-		done <"$t/status" 2>/dev/null
-		out+="${out:+,}$((${t##*/} - pid)):$v"
+		out+="${out:+,}$((${t##*/} - pid)):$(task_switches "$t")"
 	done
 	echo "$out"
 }
