@@ -178,8 +178,8 @@ type flatFS struct {
 	data []byte
 }
 
-var flatRoot = vfs.Handle("root")
-var flatFile = vfs.Handle("file")
+var flatRoot = vfs.Handle("flatroot")
+var flatFile = vfs.Handle("flatfile")
 
 func (f *flatFS) Root() vfs.Handle { return flatRoot }
 func (f *flatFS) GetAttr(h vfs.Handle) (vfs.Attr, error) {

@@ -35,19 +35,24 @@
 //
 // # File handles
 //
-// An nfs_fh3 is at most 56 of the allowed 64 bytes:
+// An nfs_fh3 (at most 64 bytes) is a header naming the export by its fsid
+// (fsid= of the export, or FSIDFromPath), then the backend's vfs.Handle
+// (7 to 48 bytes). The header is issued short when it can be:
 //
-//	byte 0     version (1)
-//	byte 1     kind (0: 4-byte fsid)
-//	bytes 2-3  reserved, zero
-//	bytes 4-7  fsid, big-endian (fsid= of the export, or FSIDFromPath)
-//	bytes 8-   the backend's vfs.Handle (1 to 48 bytes)
+//	0x80 | fsid                  fsid < 128, 1 byte
+//	0x02, fsid (big-endian)      5 bytes
+//
+// and the 8-byte header of the first layout (0x01, kind 0, two zero
+// bytes, the fsid) is still accepted, so handles issued before stay
+// valid. Every handle byte is paid once per READDIRPLUS entry, which is
+// why the header is short (handles.go).
 //
 // The server keeps no handle table: handles survive restarts and renames
 // because backend handles do. The fsid selects the export, whose backend
-// resolves (and confines to the export) the rest. A handle shorter than 9
-// bytes, longer than 56, of an unknown kind or with reserved bits set is
-// NFS3ERR_BADHANDLE; an unknown version or an fsid with no export is
+// resolves (and confines to the export) the rest. A handle shorter than 8
+// bytes, with a backend handle shorter than 7 or longer than 48, or of
+// version 1 with an unknown kind or reserved bits set is
+// NFS3ERR_BADHANDLE; an unknown first byte or an fsid with no export is
 // NFS3ERR_STALE; what the backend cannot resolve is NFS3ERR_STALE
 // (vfs.ErrStale) or NFS3ERR_BADHANDLE (vfs.ErrBadHandle). An empty handle
 // or one over 64 bytes does not decode at all: GARBAGE_ARGS, as knfsd.

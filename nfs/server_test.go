@@ -42,7 +42,7 @@ type errFS struct {
 	err error
 }
 
-func (e *errFS) Root() vfs.Handle                     { return vfs.Handle("r") }
+func (e *errFS) Root() vfs.Handle                     { return vfs.Handle("errroot") }
 func (e *errFS) GetAttr(vfs.Handle) (vfs.Attr, error) { return vfs.Attr{}, e.err }
 
 // TestStatusMapping checks the single errno -> nfsstat3 mapping through

@@ -6,8 +6,15 @@ import (
 )
 
 // MaxHandle is the largest backend handle. The NFS layer wraps it with its
-// own header (version, fsid) and must stay within NFS3_FHSIZE (64 bytes).
+// own header (the fsid, 1 to 8 bytes) and must stay within NFS3_FHSIZE (64
+// bytes).
 const MaxHandle = 48
+
+// MinHandle is the smallest backend handle: the NFS layer answers a handle
+// too short to hold its header and MinHandle bytes NFS3ERR_BADHANDLE
+// before it asks any backend (as knfsd answers one too short for its
+// header).
+const MinHandle = 7
 
 // Handle is a backend's opaque, stable file identity: it survives server
 // restarts and renames, and names exactly one file of one export. The NFS

@@ -66,21 +66,59 @@ func mutate(fh []byte, f func(b []byte) []byte) []byte {
 	return f(append([]byte(nil), fh...))
 }
 
+// handleForms splits a handle the server issued (short or long header,
+// nfs/handles.go) into its fsid and backend handle, and returns the same
+// handle in each of the three header forms the server accepts: short
+// (nil when the fsid does not fit), long and version 1.
+func handleForms(t interface{ Fatalf(string, ...any) }, fh []byte) (fsid uint32, backend, short, long, v1 []byte) {
+	switch {
+	case len(fh) > 1 && fh[0]&0x80 != 0:
+		fsid, backend = uint32(fh[0]&0x7f), fh[1:]
+	case len(fh) > 5 && fh[0] == 2:
+		fsid, backend = binary.BigEndian.Uint32(fh[1:]), fh[5:]
+	default:
+		t.Fatalf("handle %x has neither header the server issues", fh)
+	}
+	if fsid < 0x80 {
+		short = append([]byte{0x80 | byte(fsid)}, backend...)
+	}
+	long = append(binary.BigEndian.AppendUint32([]byte{2}, fsid), backend...)
+	v1 = append(binary.BigEndian.AppendUint32([]byte{1, 0, 0, 0}, fsid), backend...)
+	return fsid, backend, short, long, v1
+}
+
 func testBadHandles(e *Env) {
 	f := e.File(e.Root, "f", 0644, nil)
+	fsid, backend, _, long, v1 := handleForms(e.T, f)
+	want := e.Attr(f)
+	// The same file named through each accepted header form.
+	for _, fh := range [][]byte{f, long, v1} {
+		a, err := e.C.Getattr(e.Ctx, fh)
+		e.OK(err, fmt.Sprintf("GETATTR of %x", fh))
+		if a.Attr.FileID != want.FileID {
+			e.T.Fatalf("handle %x: fileid %d, want %d", fh, a.Attr.FileID, want.FileID)
+		}
+	}
+	other := fsid ^ 0x55
 	cases := []struct {
 		name string
 		fh   []byte
 		want wire.Status
 	}{
-		{"short", f[:5], wire.ErrBadHandle},
-		{"header only", f[:8], wire.ErrBadHandle},
-		{"version", mutate(f, func(b []byte) []byte { b[0] = 9; return b }), wire.ErrStale},
-		{"kind", mutate(f, func(b []byte) []byte { b[1] = 7; return b }), wire.ErrBadHandle},
-		{"unknown fsid", mutate(f, func(b []byte) []byte { b[4] ^= 0xff; b[7] ^= 0x55; return b }), wire.ErrStale},
-		{"backend garbage", mutate(f, func(b []byte) []byte { return append(b[:8], 0xde, 0xad) }), wire.ErrBadHandle},
+		{"one byte", f[:1], wire.ErrBadHandle},
+		{"long header only", long[:5], wire.ErrBadHandle},
+		{"version 1 header only", v1[:8], wire.ErrBadHandle},
+		{"version 0", mutate(f, func(b []byte) []byte { b[0] = 0; return b }), wire.ErrStale},
+		{"version 9", mutate(f, func(b []byte) []byte { b[0] = 9; return b }), wire.ErrStale},
+		{"version 1 kind", mutate(v1, func(b []byte) []byte { b[1] = 7; return b }), wire.ErrBadHandle},
+		{"version 1 reserved", mutate(v1, func(b []byte) []byte { b[3] = 1; return b }), wire.ErrBadHandle},
+		{"unknown short fsid", append([]byte{0x80 | byte(other&0x7f)}, backend...), wire.ErrStale},
+		{"unknown long fsid", mutate(long, func(b []byte) []byte { b[1] ^= 0xff; b[4] ^= 0x55; return b }), wire.ErrStale},
+		{"unknown version 1 fsid", mutate(v1, func(b []byte) []byte { b[4] ^= 0xff; b[7] ^= 0x55; return b }), wire.ErrStale},
+		{"backend garbage", mutate(long, func(b []byte) []byte { return append(b[:5], 0xde, 0xad) }), wire.ErrBadHandle},
 		{"backend flipped", mutate(f, func(b []byte) []byte { b[len(b)-1] ^= 0x01; return b }), 0},
-		{"too long for format", append(mutate(f, func(b []byte) []byte { return b[:8] }), make([]byte, 56)...), wire.ErrBadHandle},
+		{"too long for format", append(mutate(long, func(b []byte) []byte { return b[:5] }), make([]byte, 49)...), wire.ErrBadHandle},
+		{"version 1, too long for format", append(mutate(v1, func(b []byte) []byte { return b[:8] }), make([]byte, 49)...), wire.ErrBadHandle},
 	}
 	for _, c := range cases {
 		_, err := e.C.Getattr(e.Ctx, c.fh)
@@ -95,9 +133,9 @@ func testBadHandles(e *Env) {
 		e.Status(err, c.want, "GETATTR "+c.name)
 	}
 	// The same checks guard every procedure, e.g. READ and LOOKUP.
-	_, err := e.C.Read(e.Ctx, f[:5], 0, 10)
+	_, err := e.C.Read(e.Ctx, f[:1], 0, 10)
 	e.Status(err, wire.ErrBadHandle, "READ short handle")
-	_, err = e.C.Lookup(e.Ctx, mutate(e.Root, func(b []byte) []byte { b[0] = 2; return b }), "f")
+	_, err = e.C.Lookup(e.Ctx, mutate(e.Root, func(b []byte) []byte { b[0] = 9; return b }), "f")
 	e.Status(err, wire.ErrStale, "LOOKUP stale dir")
 }
 
@@ -796,8 +834,8 @@ func testReaddirplus(e *Env) {
 	if len(r.Entries) != 7 || !r.EOF {
 		e.T.Fatalf("READDIRPLUS with dircount for two entries and maxcount 65536: %d entries, eof %v; want all 7", len(r.Entries), r.EOF)
 	}
-	_, err = e.C.Readdirplus(e.Ctx, d, 0, [8]byte{}, 8192, 150)
-	e.Status(err, wire.ErrTooSmall, "READDIRPLUS maxcount 150")
+	_, err = e.C.Readdirplus(e.Ctx, d, 0, [8]byte{}, 8192, 120)
+	e.Status(err, wire.ErrTooSmall, "READDIRPLUS maxcount 120")
 }
 
 func testFsstat(e *Env) {

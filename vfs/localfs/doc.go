@@ -30,28 +30,45 @@
 // # Handles
 //
 // Handles are the kernel's own file handles (name_to_handle_at, as
-// knfsd and NFS-Ganesha's VFS use), authenticated with a keyed MAC:
+// knfsd and NFS-Ganesha's VFS use), authenticated with a keyed MAC
+// (version 2; the layout version is in the MAC's input, not in the
+// handle):
 //
-//	[0]      0x01, layout version
+//	[0]      kernel handle type (every Linux filesystem's fits a byte)
+//	[1:1+n]  kernel handle bytes (1 to 41)
+//	[1+n:]   6 bytes: HMAC-SHA256(key, domain || 0x02 || bytes 0 to 1+n), truncated
+//
+// (7 bytes of overhead: 15 bytes on ext4, 19 on tmpfs; with the NFS
+// header's one byte 16 and 20, as knfsd's handles with fsid=, so that a
+// READDIRPLUS reply holds as many entries as knfsd's.) The first layout,
+// version 1, is still accepted, so that handles issued before version 2
+// stay valid (and issued for a kernel handle type above 255):
+//
+//	[0]      0x01
 //	[1]      n, length of the kernel handle (at most 34)
 //	[2:6]    kernel handle type, big-endian
 //	[6:6+n]  kernel handle bytes
 //	[6+n:]   8 bytes: HMAC-SHA256(key, domain || bytes 0 to 6+n), truncated
 //
-// (14 bytes of overhead: 22 bytes on ext4, 26 on tmpfs.) They
-// survive server restarts and renames, and name one inode: once its last
-// link is gone the handle is stale (open_by_handle_at fails, or the
-// cached descriptor shows nlink 0). The key is Options.HandleKey, or 32
-// random bytes kept in the export root's extended attribute
+// A version-2 handle can have the shape of a version-1 one; decode tries
+// that MAC first, then version 2's. Six bytes of MAC are 2^48 guesses
+// a handle, on top of the generation number that ext4, xfs and tmpfs
+// draw at random for each inode (32 bits the kernel checks in
+// open_by_handle_at); knfsd and NFS-Ganesha authenticate nothing beyond
+// that generation.
+//
+// Handles survive server restarts and renames, and name one inode: once
+// its last link is gone the handle is stale (open_by_handle_at fails, or
+// the cached descriptor shows nlink 0). The key is Options.HandleKey, or
+// 32 random bytes kept in the export root's extended attribute
 // "trusted.gonfsrdma.fhkey" (readable only with CAP_SYS_ADMIN), created
 // on first use; losing or changing it makes every handle stale. The MAC
-// also covers a domain, Options.HandleDomain: the NFS server passes the
-// export's handle header (handle version and fsid, nfs.HandleDomain), so
-// a handle of one export relabelled with another export's fsid fails
-// authentication (ErrStale) even where all exports share one key, and a
-// change of the handle format cannot make old handles mean something new.
-// Handles a client made from a kernel handle of its own choosing fail
-// too.
+// also covers a domain, Options.HandleDomain: the NFS server passes a
+// label and the export's fsid (nfs.HandleDomain), so a handle of one
+// export relabelled with another export's fsid fails authentication
+// (ErrStale) even where all exports share one key, and a change of the
+// handle format cannot make old handles mean something new. Handles a
+// client made from a kernel handle of its own choosing fail too.
 //
 // Resolving a handle opens it with open_by_handle_at relative to the
 // root's filesystem; then, as for every cache hit and every ".." Lookup,

@@ -26,6 +26,7 @@ import (
 type fdEntry struct {
 	key  string          // the vfs handle bytes
 	fh   unix.FileHandle // the kernel handle, to reopen for I/O
+	kkey string          // fh as kernelKeyOf lays it out: the key of fdCache.byFH
 	fd   int             // O_PATH (or any) descriptor naming the object
 	ino  uint64          // st_ino, for invalidation on unlink
 	typ  vfs.FileType    // immutable for an inode
@@ -52,7 +53,7 @@ type fdCache struct {
 	max   int
 	m     map[string]*fdEntry
 	byIno map[uint64]*fdEntry
-	// byFH indexes m by kernel handle (kernelKey of the entry's key), for
+	// byFH indexes m by kernel handle (the entry's kkey), for
 	// a LOOKUP that asked name_to_handle_at by name (withHandle).
 	byFH map[string]*fdEntry
 	lru  list.List
@@ -209,7 +210,9 @@ func (c *fdCache) put(e *fdEntry, pinned bool) *fdEntry {
 	}
 	e.refs = 1
 	c.m[e.key] = e
-	c.byFH[kernelKey(e.key)] = e
+	var kbuf [1 + 4 + osMaxKernel]byte
+	e.kkey = string(kernelKeyOf(kbuf[:0], e.fh.Type(), e.fh.Bytes()))
+	c.byFH[e.kkey] = e
 	c.byIno[e.ino] = e // the newest entry of the inode wins the index
 	if !pinned {
 		e.elem = c.lru.PushFront(e)
@@ -275,12 +278,9 @@ func (c *fdCache) withHandle(fh unix.FileHandle) *fdEntry {
 	return e
 }
 
-// kernelKey is the part of vfs handle key that is the kernel handle: its
-// length byte, type and bytes (the layout encode writes, without the
-// version byte and the MAC); kernelKeyOf builds the same bytes from a
-// kernel handle.
-func kernelKey(key string) string { return key[1 : len(key)-osMACLen] }
-
+// kernelKeyOf lays out a kernel handle as the key of fdCache.byFH: its
+// length byte, type and bytes (the same for every vfs handle layout that
+// names it).
 func kernelKeyOf(b []byte, typ int32, kb []byte) []byte {
 	b = append(b, byte(len(kb)))
 	b = binary.BigEndian.AppendUint32(b, uint32(typ))
@@ -296,8 +296,8 @@ func (c *fdCache) unlinkLocked(e *fdEntry) *fdEntry {
 	}
 	e.evicted = true
 	delete(c.m, e.key)
-	if k := kernelKey(e.key); c.byFH[k] == e {
-		delete(c.byFH, k)
+	if c.byFH[e.kkey] == e {
+		delete(c.byFH, e.kkey)
 	}
 	if c.byIno[e.ino] == e {
 		delete(c.byIno, e.ino)

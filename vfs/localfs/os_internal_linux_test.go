@@ -102,11 +102,17 @@ func TestOSOutsideRootHandleIsStale(t *testing.T) {
 			t.Errorf("garbled kernel handle %x: %v", h, err)
 		}
 	}
-	// Handles of the wrong shape.
+	// Handles too short for any layout are garbled; cut, extended or
+	// retyped ones have the shape of another handle and fail its MAC.
 	good, _ := f.encode(fh)
-	for _, h := range []vfs.Handle{good[:5], good[:len(good)-1], append(append(vfs.Handle{}, good...), 0), {2, good[1]}, append(vfs.Handle{2}, good[1:]...)} {
+	for _, h := range []vfs.Handle{good[:5], good[:osV2Header+osMACLen], {2, good[1]}} {
 		if _, err := f.GetAttr(h); !errors.Is(err, vfs.ErrBadHandle) {
 			t.Errorf("malformed handle %x: %v, want ErrBadHandle", h, err)
+		}
+	}
+	for _, h := range []vfs.Handle{good[:len(good)-1], append(append(vfs.Handle{}, good...), 0), append(vfs.Handle{good[0] + 1}, good[1:]...)} {
+		if _, err := f.GetAttr(h); !errors.Is(err, vfs.ErrStale) {
+			t.Errorf("reshaped handle %x: %v, want ErrStale", h, err)
 		}
 	}
 	// Moved out locally after issue: stale from then on.
@@ -135,14 +141,20 @@ func TestOSOutsideRootHandleIsStale(t *testing.T) {
 }
 
 func TestOSHandleLayout(t *testing.T) {
-	f, err := New(t.TempDir(), Options{HandleKey: []byte("0123456789abcdef")})
+	f, err := New(t.TempDir(), Options{HandleKey: []byte("0123456789abcdef"), HandleDomain: []byte("export 1")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	h := f.Root()
-	if h[0] != osHandleVersion || len(h) != osHandleHeader+int(h[1])+osMACLen || len(h) > vfs.MaxHandle {
-		t.Errorf("root handle %x", h)
+	kfh, _, err := unix.NameToHandleAt(f.rootFD, "", unix.AT_EMPTY_PATH)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Version 2: the type byte, the kernel's bytes, a 6-byte MAC.
+	if len(h) != osV2Header+len(kfh.Bytes())+osMACLen || int32(h[0]) != kfh.Type() ||
+		string(h[osV2Header:len(h)-osMACLen]) != string(kfh.Bytes()) {
+		t.Fatalf("root handle %x, kernel handle type %d %x", h, kfh.Type(), kfh.Bytes())
 	}
 	fh, err := f.decode(h)
 	if err != nil {
@@ -151,6 +163,33 @@ func TestOSHandleLayout(t *testing.T) {
 	h2, _ := f.encode(fh)
 	if string(h2) != string(h) {
 		t.Errorf("re-encoding gives %x, want %x", h2, h)
+	}
+	// Version 1, as the first layout issued it, still names the root;
+	// with a flipped MAC byte, or relabelled as version 2, it is stale.
+	var sum [32]byte
+	v1 := []byte{osV1Version, byte(len(kfh.Bytes()))}
+	v1 = binary.BigEndian.AppendUint32(v1, uint32(kfh.Type()))
+	v1 = append(v1, kfh.Bytes()...)
+	v1 = append(v1, f.mac(&sum, []byte("export 1"), v1)[:osV1MACLen]...)
+	if got, err := f.decode(v1); err != nil || got.Type() != kfh.Type() || string(got.Bytes()) != string(kfh.Bytes()) {
+		t.Errorf("version-1 handle %x: %v, %x", v1, err, got.Bytes())
+	}
+	if _, err := f.GetAttr(v1); err != nil {
+		t.Errorf("GETATTR of the version-1 root handle: %v", err)
+	}
+	bad := append([]byte(nil), v1...)
+	bad[len(bad)-1] ^= 1
+	if _, err := f.decode(bad); !errors.Is(err, vfs.ErrStale) {
+		t.Errorf("version-1 handle with a flipped MAC: %v, want ErrStale", err)
+	}
+	// A kernel handle type above a byte is issued as version 1.
+	big := unix.NewFileHandle(0x1ff, kfh.Bytes())
+	hb, err := f.encode(big)
+	if err != nil || hb[0] != osV1Version || len(hb) != osV1Header+len(kfh.Bytes())+osV1MACLen {
+		t.Fatalf("type 0x1ff: %x, %v", hb, err)
+	}
+	if got, err := f.decode(hb); err != nil || got.Type() != 0x1ff {
+		t.Errorf("type 0x1ff round trip: %v, type %d", err, got.Type())
 	}
 }
 

@@ -56,7 +56,7 @@ type Options struct {
 	HandleKey []byte
 	// HandleDomain is bound into every handle's authenticator (HMAC of
 	// HandleDomain, then the handle). The NFS server passes the export's
-	// handle header (nfs.HandleDomain: handle version and fsid), so that
+	// fsid with a label (nfs.HandleDomain), so that
 	// a handle of one export relabelled with another's fsid fails
 	// authentication even when both share HandleKey. Empty: no domain.
 	HandleDomain []byte
@@ -69,18 +69,34 @@ type Options struct {
 // handle key when Options.HandleKey is empty.
 const KeyXattr = "trusted.gonfsrdma.fhkey"
 
-// OS handle layout (see doc.go):
+// OS handle layouts (see doc.go). Version 2, issued while the kernel
+// handle type fits a byte (every filesystem in Linux uses types below
+// 256):
 //
-//	[0]      osHandleVersion
+//	[0]      kernel handle type
+//	[1:1+n]  kernel handle bytes (struct file_handle f_handle)
+//	[1+n:]   first osMACLen bytes of HMAC-SHA256(key, domain, 0x02, h[0:1+n])
+//
+// and version 1, accepted (and issued for a larger type; the only
+// layout before version 2):
+//
+//	[0]      osV1Version
 //	[1]      n, the length of the kernel handle
 //	[2:6]    kernel handle type, big-endian int32
-//	[6:6+n]  kernel handle bytes (struct file_handle f_handle)
-//	[6+n:]   first osMACLen bytes of HMAC-SHA256(key, h[0:6+n])
+//	[6:6+n]  kernel handle bytes
+//	[6+n:]   first osV1MACLen bytes of HMAC-SHA256(key, domain, h[0:6+n])
+//
+// Version 2 has its version in its MAC's input, not in its bytes, so
+// neither layout's MAC can pass for the other's.
 const (
-	osHandleVersion = 0x01
-	osHandleHeader  = 6
-	osMACLen        = 8
-	osMaxKernel     = vfs.MaxHandle - osHandleHeader - osMACLen
+	osV2Tag         = 0x02 // version 2, MACed before the handle
+	osV2Header      = 1
+	osMACLen        = 6
+	osV1Version     = 0x01
+	osV1Header      = 6
+	osV1MACLen      = 8
+	osMaxKernel     = vfs.MaxHandle - osV2Header - osMACLen
+	osV1MaxKernel   = vfs.MaxHandle - osV1Header - osV1MACLen
 	maxWalkDepth    = 4096
 	getdentsBufSize = 32 << 10
 )
@@ -96,7 +112,8 @@ type FS struct {
 	rootMount  int
 	rootHandle vfs.Handle
 	key        []byte
-	domain     []byte
+	domain     []byte    // Options.HandleDomain: version-1 handles' MAC domain
+	domainV2   []byte    // domain, then osV2Tag: version 2's
 	macs       sync.Pool // hash.Hash: HMAC-SHA256 keyed with key, reset
 	cache      *fdCache
 	moves      moveWatch
@@ -169,6 +186,7 @@ func New(root string, opts Options) (*FS, error) {
 	f.initModePerm()
 	f.initServerCreate()
 	f.domain = append([]byte(nil), opts.HandleDomain...)
+	f.domainV2 = append(append([]byte(nil), opts.HandleDomain...), osV2Tag)
 	if len(opts.HandleKey) > 0 {
 		if len(opts.HandleKey) < 16 {
 			return fail(fmt.Errorf("vfs: Options.HandleKey must be at least 16 bytes"))
@@ -227,52 +245,73 @@ func (f *FS) loadKey(abs string) ([]byte, error) {
 	return nil, fmt.Errorf("vfs: export root %s: handle key %s keeps changing", abs, KeyXattr)
 }
 
-// mac computes the authenticator of handle prefix b in this FS's domain.
-// Keyed HMAC states are pooled: making one costs two SHA-256 blocks and
-// four allocations, which LOOKUP and CREATE would otherwise pay on every
+// mac computes the authenticator of handle prefix b in domain (f.domain
+// for version-1 handles, f.domainV2 for version 2) into sum. Keyed HMAC
+// states are pooled: making one costs two SHA-256 blocks and four
+// allocations, which LOOKUP and CREATE would otherwise pay on every
 // call; Reset returns a used one to the keyed state.
-func (f *FS) mac(b []byte) []byte {
+func (f *FS) mac(sum *[sha256.Size]byte, domain, b []byte) []byte {
 	m, _ := f.macs.Get().(hash.Hash)
 	if m == nil {
 		m = hmac.New(sha256.New, f.key)
 	}
-	m.Write(f.domain)
+	m.Write(domain)
 	m.Write(b)
-	var sum [sha256.Size]byte
-	out := m.Sum(sum[:0])[:osMACLen]
+	out := m.Sum(sum[:0])
 	m.Reset()
 	f.macs.Put(m)
 	return out
 }
 
-// encode wraps a kernel handle into a vfs handle.
+// encode wraps a kernel handle into a vfs handle: version 2, or version 1
+// for a type above 255.
 func (f *FS) encode(fh unix.FileHandle) (vfs.Handle, error) {
 	kb := fh.Bytes()
-	if len(kb) > osMaxKernel {
-		return nil, fmt.Errorf("vfs: kernel file handle of %d bytes exceeds %d", len(kb), osMaxKernel)
+	if len(kb) == 0 || len(kb) > osMaxKernel {
+		return nil, fmt.Errorf("vfs: kernel file handle of %d bytes (at most %d)", len(kb), osMaxKernel)
 	}
-	h := make(vfs.Handle, osHandleHeader, osHandleHeader+len(kb)+osMACLen)
-	h[0] = osHandleVersion
+	var sum [sha256.Size]byte
+	if typ := fh.Type(); typ >= 0 && typ <= 0xff {
+		h := make(vfs.Handle, osV2Header, osV2Header+len(kb)+osMACLen)
+		h[0] = byte(typ)
+		h = append(h, kb...)
+		return append(h, f.mac(&sum, f.domainV2, h)[:osMACLen]...), nil
+	}
+	if len(kb) > osV1MaxKernel {
+		return nil, fmt.Errorf("vfs: kernel file handle of type %d and %d bytes (at most %d)", fh.Type(), len(kb), osV1MaxKernel)
+	}
+	h := make(vfs.Handle, osV1Header, osV1Header+len(kb)+osV1MACLen)
+	h[0] = osV1Version
 	h[1] = byte(len(kb))
 	binary.BigEndian.PutUint32(h[2:6], uint32(fh.Type()))
 	h = append(h, kb...)
-	return append(h, f.mac(h)...), nil
+	return append(h, f.mac(&sum, f.domain, h)[:osV1MACLen]...), nil
 }
 
-// decode checks a vfs handle and returns its kernel handle.
+// decode checks a vfs handle and returns its kernel handle. A handle
+// that has the shape of version 1 is tried as one first; one that fails
+// there is tried as version 2 (a version-2 handle can have that shape).
 func (f *FS) decode(h vfs.Handle) (unix.FileHandle, error) {
-	if len(h) < osHandleHeader+osMACLen || h[0] != osHandleVersion {
+	var sum [sha256.Size]byte
+	shaped := false
+	if len(h) > osV1Header+osV1MACLen && h[0] == osV1Version && len(h) == osV1Header+int(h[1])+osV1MACLen {
+		shaped = true
+		n := int(h[1])
+		if hmac.Equal(f.mac(&sum, f.domain, h[:osV1Header+n])[:osV1MACLen], h[osV1Header+n:]) {
+			return unix.NewFileHandle(int32(binary.BigEndian.Uint32(h[2:6])), h[osV1Header:osV1Header+n]), nil
+		}
+	}
+	n := len(h) - osV2Header - osMACLen
+	if n <= 0 || n > osMaxKernel {
+		if shaped {
+			return unix.FileHandle{}, vfs.ErrStale
+		}
 		return unix.FileHandle{}, vfs.ErrBadHandle
 	}
-	n := int(h[1])
-	if n == 0 || len(h) != osHandleHeader+n+osMACLen {
-		return unix.FileHandle{}, vfs.ErrBadHandle
-	}
-	body := h[:osHandleHeader+n]
-	if !hmac.Equal(f.mac(body), h[osHandleHeader+n:]) {
+	if !hmac.Equal(f.mac(&sum, f.domainV2, h[:osV2Header+n])[:osMACLen], h[osV2Header+n:]) {
 		return unix.FileHandle{}, vfs.ErrStale
 	}
-	return unix.NewFileHandle(int32(binary.BigEndian.Uint32(h[2:6])), h[osHandleHeader:osHandleHeader+n]), nil
+	return unix.NewFileHandle(int32(h[0]), h[osV2Header:osV2Header+n]), nil
 }
 
 // acquire returns the cache entry of h with a reference held; release it

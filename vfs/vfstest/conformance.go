@@ -177,7 +177,7 @@ func testRoot(c *checker) {
 			c.Errorf("lookup %q of root: handle %x fileid %d, want %x %d", name, h, la.FileID, c.root, a.FileID)
 		}
 	}
-	if len(c.root) == 0 || len(c.root) > vfs.MaxHandle {
+	if len(c.root) < vfs.MinHandle || len(c.root) > vfs.MaxHandle {
 		c.Errorf("root handle of %d bytes", len(c.root))
 	}
 	r2 := c.fs.Root()
