@@ -115,9 +115,19 @@
 // are removed, added or renamed between calls; entries added or removed
 // meanwhile may or may not appear, and an entry renamed meanwhile may
 // appear under either name, both or neither. ReadDir also returns the
-// cookie verifier, never zero, which changes only when old cookies can no
-// longer be honoured; a nonzero cookie with a nonzero verifier other than
-// the current one, or a cookie the backend never issued, is ErrBadCookie
-// (NFS3ERR_BAD_COOKIE: the Linux client restarts its listing). A zero
-// verifier is accepted with any cookie, as knfsd accepts any verifier.
+// cookie verifier: zero where the backend's cookies stay valid for as
+// long as its handles do (the verifier would never change while a client
+// could use a cookie), otherwise nonzero, changing only when old cookies
+// can no longer be honoured. Zero is what knfsd answers, and it matters
+// to the Linux client: when the first reply of a listing brings a
+// verifier other than the one it holds for the directory (zero for one
+// it has not listed), it drops every page of its directory cache but the
+// first, so each cold listing of a directory of more than one cache page
+// (127 entries) read the rest of the first reply again (the 6.1 client,
+// fs/nfs/dir.c find_and_lock_cache_page; issue 17's 20,000-name find
+// took a READDIR more than knfsd's for it). A nonzero cookie with a
+// nonzero verifier other than the current one, or a cookie the backend
+// never issued, is ErrBadCookie (NFS3ERR_BAD_COOKIE: the Linux client
+// restarts its listing). A zero verifier is accepted with any cookie, as
+// knfsd accepts any verifier.
 package vfs

@@ -278,7 +278,8 @@ type FS interface {
 	Link(c Cred, h Handle, dir Handle, name string) error
 	// ReadDir lists dir starting after cookie (0: from the start),
 	// returning at most max entries, "." and ".." included, and the
-	// cookie verifier to hand out with them (never zero). verf is the
+	// cookie verifier to hand out with them (zero where cookies stay
+	// valid as long as handles do; see the package documentation). verf is the
 	// verifier the caller got with cookie: zero (none known) is accepted,
 	// any other value than the current one fails a nonzero cookie with
 	// ErrBadCookie, as does a cookie the backend can no longer honour.

@@ -50,5 +50,6 @@
 // renamed entry gets a new number. A listing's first call reconciles the
 // numbers with billy (names billy gained behind the FS's back are
 // numbered, names it lost dropped). A cookie never issued for the
-// directory is ErrBadCookie; the verifier is the instance salt.
+// directory is ErrBadCookie; the verifier is zero (cookies live as long
+// as the instance's handles).
 package billyfs

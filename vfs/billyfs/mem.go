@@ -417,9 +417,11 @@ func leave(d *memNode, name string, now time.Time) {
 	touch(d, now)
 }
 
-// cookieVerf is the memory backend's cookie verifier: the instance salt,
-// so a cookie from another instance (or before a restart) is refused.
-func (m *FS) cookieVerf() uint64 { return uint64(m.salt)<<32 | 1 }
+// cookieVerf is the memory backend's cookie verifier: zero, as cookies
+// stay valid for the life of the instance, which is that of its handles
+// (they carry the instance salt: a directory handle of another instance is
+// stale before its cookies are read).
+func (m *FS) cookieVerf() uint64 { return 0 }
 
 // Root returns the export root's handle.
 func (m *FS) Root() vfs.Handle { return m.handle(m.root) }

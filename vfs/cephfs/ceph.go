@@ -104,7 +104,6 @@ type FS struct {
 	m     *C.struct_ceph_mount_info
 	codec handleCodec
 	root  *node
-	verf  uint64
 	max   int
 
 	rootPath, fsName string
@@ -276,7 +275,6 @@ func New(o Options) (*FS, error) {
 		C.ceph_userperm_destroy(f.rootPerm)
 		return fail(err)
 	}
-	f.verf = cookieVerifier(f.codec.key)
 	if o.HeadID != "" && !inGrace {
 		if err := f.grace.clear(o.HeadID); err != nil {
 			f.log.Warn("cephfs: this head's old grace record stays", zap.Error(err))
@@ -1542,7 +1540,7 @@ func (f *FS) ReadDir(dir vfs.Handle, cookie, verf uint64, max int) ([]vfs.DirEnt
 	if max <= 0 {
 		return nil, 0, false, &os.PathError{Op: "readdir", Err: syscall.EINVAL}
 	}
-	if cookie > maxCookie || (cookie != 0 && verf != 0 && verf != f.verf) {
+	if cookie > maxCookie || (cookie != 0 && verf != 0 && verf != cookieVerf) {
 		return nil, 0, false, vfs.ErrBadCookie
 	}
 	var dp *C.struct_ceph_dir_result
@@ -1583,7 +1581,7 @@ func (f *FS) ReadDir(dir vfs.Handle, cookie, verf uint64, max int) ([]vfs.DirEnt
 		}
 		out = append(out, vfs.DirEntry{Name: name, FileID: id, Cookie: uint64(cookies[i])})
 	}
-	return out, f.verf, eof != 0, nil
+	return out, cookieVerf, eof != 0, nil
 }
 
 // FSStat reports the cluster's space (libcephfs statfs: the data pools'

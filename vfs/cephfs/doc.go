@@ -178,8 +178,10 @@
 // the entry and does not move when other entries come and go (like ext4's
 // htree offsets). Each ReadDir opens the directory, seeks to the cookie and
 // reads on. Positions above 2^61-1 are never issued and are
-// vfs.ErrBadCookie. The verifier is derived from the handle key, the same
-// on every head and across restarts.
+// vfs.ErrBadCookie. The verifier is zero on every head and across
+// restarts: positions stay valid as long as handles do (vfs package
+// documentation: the Linux client keeps its whole directory cache only
+// when the verifier does not change from the zero it starts with).
 //
 // # Link counts after a directory moves
 //

@@ -257,8 +257,14 @@
 //     hash in one directory (odds about n*n/2^64: 1e-10 for 50,000 names)
 //     share a cookie, and a page ending between them skips the second.
 //
-// The verifier is derived from the handle key and the scheme, so cookies
-// stay valid across server restarts exactly as handles do, and a change
-// of scheme refuses the old cookies. Cookies above 2^63-1, or any the
-// kernel refuses to seek to, are ErrBadCookie.
+// The cookies (and the name hash's key, derived from the handle key) stay
+// valid across server restarts exactly as handles do. The verifier is
+// zero, as knfsd's, for the scheme a filesystem gets by default: it could
+// only change with the filesystem under the export root, which makes the
+// handles stale first; the Linux client keeps its whole directory cache
+// only while the verifier stays the zero it starts with (vfs package
+// documentation). Name cookies forced on a filesystem of stable offsets
+// (Options.NameCookies) get a nonzero verifier derived from the key, so
+// each scheme refuses the other's cookies. Cookies above 2^63-1, or any
+// the kernel refuses to seek to, are ErrBadCookie.
 package localfs

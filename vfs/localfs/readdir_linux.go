@@ -115,8 +115,13 @@ type snapEntry struct {
 }
 
 // init picks the scheme from the filesystem of the export root rootFD
-// and derives the verifier and the hash key from the handle key, so both
-// survive restarts exactly as long as handles do.
+// and derives the hash key from the handle key, so it survives restarts
+// exactly as long as handles do. The verifier is zero for the scheme the
+// filesystem gets by default: it cannot change while the handles stay
+// valid (another filesystem at the export root makes them stale). Forced
+// name cookies on a filesystem of stable offsets (Options.NameCookies)
+// get a verifier derived from the key, so that each scheme refuses the
+// other's cookies.
 func (d *osDirs) init(rootFD int, key []byte, forceNames bool) error {
 	var s unix.Statfs_t
 	if err := unix.Fstatfs(rootFD, &s); err != nil {
@@ -130,9 +135,8 @@ func (d *osDirs) init(rootFD int, key []byte, forceNames bool) error {
 	mac.Write([]byte("gonfsrdma readdir cookies v1"))
 	mac.Write([]byte{d.scheme})
 	sum := mac.Sum(nil)
-	d.verf = binary.BigEndian.Uint64(sum[0:8])
-	if d.verf == 0 {
-		d.verf = 1
+	if forceNames && stableOffsets(int64(s.Type)) {
+		d.verf = binary.BigEndian.Uint64(sum[0:8]) | 1
 	}
 	d.k0 = binary.LittleEndian.Uint64(sum[8:16])
 	d.k1 = binary.LittleEndian.Uint64(sum[16:24])

@@ -143,10 +143,22 @@ func TestOSDirMutationBtrfs(t *testing.T) {
 	runMutations(t, mnt, unix.BTRFS_SUPER_MAGIC, "offset", bigPatterns)
 }
 
-// The verifier is per export and scheme: the same key with the other
-// scheme refuses the first one's cookies.
+// The verifier is zero for the scheme a filesystem gets by default (as
+// knfsd's: the Linux client keeps its directory cache then) and nonzero
+// for name cookies forced on a filesystem of stable offsets, so each
+// scheme refuses the other's cookies.
 func TestOSCookieVerifierPerScheme(t *testing.T) {
-	dir := t.TempDir()
+	shm, err := os.MkdirTemp("/dev/shm", "verf")
+	if err != nil {
+		t.Skip("no /dev/shm:", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(shm) })
+	for _, dir := range []string{t.TempDir(), shm} {
+		t.Run(filepath.Base(dir), func(t *testing.T) { testCookieVerifier(t, dir) })
+	}
+}
+
+func testCookieVerifier(t *testing.T, dir string) {
 	key := []byte(strings.Repeat("k", 32))
 	a := newOS(t, dir, localfs.Options{HandleKey: key})
 	b := newOS(t, dir, localfs.Options{HandleKey: key, NameCookies: true})
@@ -163,20 +175,23 @@ func TestOSCookieVerifierPerScheme(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if va != vc || va == 0 || vb == 0 {
-		t.Errorf("verifiers: %#x, %#x, the first again %#x", va, vb, vc)
+	if va != 0 || vc != 0 {
+		t.Errorf("verifiers of the default scheme: %#x, again %#x; want 0", va, vc)
 	}
 	if a.DirCookies() == b.DirCookies() {
 		// dir is on a filesystem that gets name cookies anyway.
-		if va != vb {
-			t.Errorf("same key and scheme, verifiers %#x and %#x", va, vb)
+		if vb != 0 {
+			t.Errorf("name cookies on %s by default, verifier %#x; want 0", a.DirCookies(), vb)
 		}
 		return
+	}
+	if vb == 0 {
+		t.Errorf("forced name cookies: verifier 0")
 	}
 	if va == vb {
 		t.Errorf("verifiers: offsets %#x, names %#x, offsets again %#x", va, vb, vc)
 	}
-	if _, _, _, err := b.ReadDir(b.Root(), 2, va, 10); err != vfs.ErrBadCookie {
-		t.Errorf("name-cookie export took an offset-cookie verifier: %v", err)
+	if _, _, _, err := a.ReadDir(a.Root(), 2, vb, 10); err != vfs.ErrBadCookie {
+		t.Errorf("offset-cookie export took a forced name-cookie verifier: %v", err)
 	}
 }
