@@ -72,6 +72,10 @@ rmrf_make() {
 rmrf_ops() {
 	awk -v m="$MNT" -v p="$1:" '$1 == "device" { inblk = ($5 == m) } inblk && $1 == p { print $2; exit }' /proc/self/mountstats
 }
+# the bytes the client received in replies to procedure $1 on this mount
+rmrf_bytes() {
+	awk -v m="$MNT" -v p="$1:" '$1 == "device" { inblk = ($5 == m) } inblk && $1 == p { print $6; exit }' /proc/self/mountstats
+}
 
 # On the server guest (through `remote`): the server's context switches
 # (voluntary and involuntary, summed over its threads) and CPU time (user +
@@ -188,18 +192,20 @@ step_rmrf_remount() { # mount options
 	need_mount
 }
 
-# rmrf_calls WHAT RD0 RP0: note the READDIR and READDIRPLUS calls since
-# RD0/RP0; knfsd's are kept, gonfsrdma's must not be more
+# rmrf_calls WHAT RD0 RP0 RDB0 RPB0: note the READDIR and READDIRPLUS
+# calls since RD0/RP0 and the bytes of their replies since RDB0/RPB0;
+# knfsd's call counts are kept, gonfsrdma's must not be more
 rmrf_calls() {
 	local what=$1 rd=$(($(rmrf_ops READDIR) - $2)) rp=$(($(rmrf_ops READDIRPLUS) - $3)) k f
 	f=$RMRF_CALLS/$XPORT.$what
 	note "READDIR $rd, READDIRPLUS $rp calls"
+	note "reply bytes: READDIR $(($(rmrf_bytes READDIR) - $4)), READDIRPLUS $(($(rmrf_bytes READDIRPLUS) - $5))"
 	case $SERVER in
 	knfsd) mkdir -p "$RMRF_CALLS" && echo "$((rd + rp))" >"$f" ;;
 	gonfsrdma)
 		if [[ -s $f ]]; then
 			k=$(<"$f")
-			((rd + rp <= k)) || fail "READDIR $rd, READDIRPLUS $rp calls: $((rd + rp)), knfsd's same row took $k"
+			((rd + rp <= k)) || fail_noted "READDIR $rd, READDIRPLUS $rp calls: $((rd + rp)), knfsd's same row took $k"
 			note "(knfsd's same row: $k)"
 		else
 			note "no knfsd row in this guest to compare with"
@@ -270,31 +276,42 @@ rmrf_others_note() {
 
 step_rmrf_count() { # name under the work directory
 	need_mount
-	local c s rd0 rp0 o0
+	local c s rd0 rp0 o0 rdb0 rpb0
 	rd0=$(rmrf_ops READDIR) rp0=$(rmrf_ops READDIRPLUS) o0=$(rmrf_others)
+	rdb0=$(rmrf_bytes READDIR) rpb0=$(rmrf_bytes READDIRPLUS)
 	[[ -n $rd0 && -n $rp0 ]] || fail "no READDIR/READDIRPLUS counts for $MNT in /proc/self/mountstats"
 	c=$(find "$W/$1" | wc -l)
 	rmrf_others_note "$o0"
 	s=$(remote rmrf_server_count "$1") || exit $?
 	((c == s)) || fail "find through the mount lists $c entries, the server's file system holds $s"
 	note "$c entries on both sides"
-	rmrf_calls "find-$1" "$rd0" "$rp0"
+	rmrf_calls "find-$1" "$rd0" "$rp0" "$rdb0" "$rpb0"
 }
 step_rmrf_remove() { # name under the work directory
 	need_mount
-	local rd0 rp0 out left rc=0 o0
+	local rd0 rp0 out left rc=0 o0 rdb0 rpb0
 	rd0=$(rmrf_ops READDIR) rp0=$(rmrf_ops READDIRPLUS) o0=$(rmrf_others)
+	rdb0=$(rmrf_bytes READDIR) rpb0=$(rmrf_bytes READDIRPLUS)
 	[[ -n $rd0 && -n $rp0 ]] || fail "no READDIR/READDIRPLUS counts for $MNT in /proc/self/mountstats"
 	out=$("$RMRF_BUSYBOX" rm -rf "$W/$1" 2>&1) || rc=$?
 	rmrf_others_note "$o0"
 	if ((rc != 0)); then
 		left=$(remote rmrf_server_count "$1")
-		fail "busybox rm -rf failed: $(printf '%s' "$out" | head -c 200); $left entries left on the server; READDIR $(($(rmrf_ops READDIR) - rd0)), READDIRPLUS $(($(rmrf_ops READDIRPLUS) - rp0)) calls"
+		out="busybox rm -rf failed: $(printf '%s' "$out" | head -c 200); $left entries left on the server; READDIR $(($(rmrf_ops READDIR) - rd0)), READDIRPLUS $(($(rmrf_ops READDIRPLUS) - rp0)) calls"
+		if [[ $SERVER == knfsd && $out == *"Directory not empty"* ]]; then
+			# knfsd on the guest's 6.1 tmpfs answers cookies that are
+			# positions (tmpfs's d_off before 6.6's stable offsets), so
+			# a listing resumed after removals skips entries: the bug
+			# of issue 17 that gonfsrdma's cookies must not have
+			remote rmrf_server_clear "$1" || exit $?
+			known_fail "knfsd's known failure on the 6.1 tmpfs (its directory cookies are positions, which move as entries go): $out; the rest removed on the server"
+		fi
+		fail "$out"
 	fi
 	[[ -e $W/$1 ]] && fail "$W/$1 still exists after rm -rf"
 	left=$(remote rmrf_server_count "$1") || exit $?
 	((left == 0)) || fail "the server still holds $left entries of $1 after rm -rf"
-	rmrf_calls "rm-$1" "$rd0" "$rp0"
+	rmrf_calls "rm-$1" "$rd0" "$rp0" "$rdb0" "$rpb0"
 }
 
 step_rmrf_server_cleanup() { # name: what a failed row left, removed on the server (fast)
