@@ -51,7 +51,10 @@
 //	[6+n:]   8 bytes: HMAC-SHA256(key, domain || bytes 0 to 6+n), truncated
 //
 // A version-2 handle can have the shape of a version-1 one; decode tries
-// that MAC first, then version 2's. Six bytes of MAC are 2^48 guesses
+// that MAC first, then version 2's. A LOOKUP by name answers the
+// version-2 handle also while a client's version-1 handle of the same
+// file is cached (the entry is marked legacy), so clients converge on
+// one handle a file. Six bytes of MAC are 2^48 guesses
 // a handle, on top of the generation number that ext4, xfs and tmpfs
 // draw at random for each inode (32 bits the kernel checks in
 // open_by_handle_at); knfsd and NFS-Ganesha authenticate nothing beyond

@@ -27,10 +27,15 @@ type fdEntry struct {
 	key  string          // the vfs handle bytes
 	fh   unix.FileHandle // the kernel handle, to reopen for I/O
 	kkey string          // fh as kernelKeyOf lays it out: the key of fdCache.byFH
-	fd   int             // O_PATH (or any) descriptor naming the object
-	ino  uint64          // st_ino, for invalidation on unlink
-	typ  vfs.FileType    // immutable for an inode
-	elem *list.Element   // position in the LRU; nil for the pinned root
+	// legacy: key is a version-1 handle a client presented for an
+	// object encode now gives a version-2 handle; a LOOKUP by name does
+	// not hand it out (known, withHandle), so clients converge on one
+	// handle an object
+	legacy bool
+	fd     int           // O_PATH (or any) descriptor naming the object
+	ino    uint64        // st_ino, for invalidation on unlink
+	typ    vfs.FileType  // immutable for an inode
+	elem   *list.Element // position in the LRU; nil for the pinned root
 
 	mu  sync.Mutex // guards rfd and wfd while opening them lazily
 	rfd int        // O_RDONLY descriptor of a regular file or directory, -1 until needed
@@ -242,7 +247,7 @@ func (c *fdCache) known(ino uint64, fh unix.FileHandle) (key string, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.byIno[ino]
-	if e == nil || e.evicted || e.fh.Type() != fh.Type() || string(e.fh.Bytes()) != string(fh.Bytes()) {
+	if e == nil || e.evicted || e.legacy || e.fh.Type() != fh.Type() || string(e.fh.Bytes()) != string(fh.Bytes()) {
 		return "", false
 	}
 	if e.elem != nil {
@@ -266,7 +271,7 @@ func (c *fdCache) withHandle(fh unix.FileHandle) *fdEntry {
 	k := kernelKeyOf(buf[:0], fh.Type(), kb)
 	c.mu.Lock()
 	e := c.byFH[string(k)]
-	if e != nil && !e.evicted {
+	if e != nil && !e.evicted && !e.legacy {
 		e.refs++
 		if e.elem != nil {
 			c.lru.MoveToFront(e.elem)

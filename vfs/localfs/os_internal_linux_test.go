@@ -182,6 +182,35 @@ func TestOSHandleLayout(t *testing.T) {
 	if _, err := f.decode(bad); !errors.Is(err, vfs.ErrStale) {
 		t.Errorf("version-1 handle with a flipped MAC: %v, want ErrStale", err)
 	}
+	// A LOOKUP by name after a client used a file's version-1 handle
+	// answers the version-2 one: clients converge on one handle a file.
+	hf, _, err := f.Create(vfs.Cred{}, h, "f", 0o644, true, false, [8]byte{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ffh, err := f.decode(hf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1f := []byte{osV1Version, byte(len(ffh.Bytes()))}
+	v1f = binary.BigEndian.AppendUint32(v1f, uint32(ffh.Type()))
+	v1f = append(v1f, ffh.Bytes()...)
+	v1f = append(v1f, f.mac(&sum, []byte("export 1"), v1f)[:osV1MACLen]...)
+	if _, err := f.GetAttr(v1f); err != nil {
+		t.Fatalf("GETATTR of the file's version-1 handle: %v", err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(f.rootFD, "f", &st, 0); err != nil {
+		t.Fatal(err)
+	}
+	if key, ok := f.cache.known(st.Ino, ffh); ok && key == string(v1f) {
+		t.Errorf("the cache offers the version-1 handle for a LOOKUP")
+	}
+	for range 2 {
+		if got, _, err := f.Lookup(vfs.Cred{}, h, "f"); err != nil || string(got) != string(hf) {
+			t.Errorf("LOOKUP after the version-1 handle was used: %x, %v; want %x", got, err, hf)
+		}
+	}
 	// A kernel handle type above a byte is issued as version 1.
 	big := unix.NewFileHandle(0x1ff, kfh.Bytes())
 	hb, err := f.encode(big)

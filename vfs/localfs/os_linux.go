@@ -390,6 +390,8 @@ func (f *FS) resolve(h vfs.Handle) (*fdEntry, error) {
 		return nil, vfs.ErrStale
 	}
 	e := &fdEntry{key: string(h), fh: fh, fd: fd, ino: st.Ino, typ: modeType(st.Mode)}
+	// a version-1 handle of an object that encode gives a version-2 one
+	e.legacy = len(h) == osV1Header+len(fh.Bytes())+osV1MACLen && fh.Type() >= 0 && fh.Type() <= 0xff
 	e.verified.Store(epoch)
 	return f.cache.put(e, false), nil
 }
