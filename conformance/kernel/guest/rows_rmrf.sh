@@ -68,13 +68,15 @@ rmrf_make() {
 	((rc == 0)) || fail "creating $n files in $d failed"
 }
 
-# the ops count of procedure $1 on this mount since it was mounted
-rmrf_ops() {
-	awk -v m="$MNT" -v p="$1:" '$1 == "device" { inblk = ($5 == m) } inblk && $1 == p { print $2; exit }' /proc/self/mountstats
-}
-# the bytes the client received in replies to procedure $1 on this mount
-rmrf_bytes() {
-	awk -v m="$MNT" -v p="$1:" '$1 == "device" { inblk = ($5 == m) } inblk && $1 == p { print $6; exit }' /proc/self/mountstats
+# rmrf_dirstats: "RD RP RDB RPB", the READDIR and READDIRPLUS calls on
+# this mount since it was mounted and the bytes of their replies (one
+# read of mountstats: a process costs ~150 ms under emulation); nothing
+# when the mount has no such counts
+rmrf_dirstats() {
+	awk -v m="$MNT" '$1 == "device" { inblk = ($5 == m) }
+		inblk && $1 == "READDIR:" { rd = $2; rdb = $6 }
+		inblk && $1 == "READDIRPLUS:" { rp = $2; rpb = $6 }
+		END { if (rd != "" && rp != "") print rd, rp, rdb, rpb }' /proc/self/mountstats
 }
 
 # On the server guest (through `remote`): the server's context switches
@@ -192,14 +194,17 @@ step_rmrf_remount() { # mount options
 	need_mount
 }
 
-# rmrf_calls WHAT RD0 RP0 RDB0 RPB0: note the READDIR and READDIRPLUS
-# calls since RD0/RP0 and the bytes of their replies since RDB0/RPB0;
-# knfsd's call counts are kept, gonfsrdma's must not be more
+# rmrf_calls WHAT "RD0 RP0 RDB0 RPB0": note the READDIR and READDIRPLUS
+# calls and the bytes of their replies since that rmrf_dirstats; knfsd's
+# call counts are kept, gonfsrdma's must not be more
 rmrf_calls() {
-	local what=$1 rd=$(($(rmrf_ops READDIR) - $2)) rp=$(($(rmrf_ops READDIRPLUS) - $3)) k f
+	local what=$1 rd0 rp0 rdb0 rpb0 rd rp rdb rpb k f
+	read -r rd0 rp0 rdb0 rpb0 <<<"$2"
+	read -r rd rp rdb rpb <<<"$(rmrf_dirstats)"
+	rd=$((rd - rd0)) rp=$((rp - rp0))
 	f=$RMRF_CALLS/$XPORT.$what
 	note "READDIR $rd, READDIRPLUS $rp calls"
-	note "reply bytes: READDIR $(($(rmrf_bytes READDIR) - $4)), READDIRPLUS $(($(rmrf_bytes READDIRPLUS) - $5))"
+	note "reply bytes: READDIR $((rdb - rdb0)), READDIRPLUS $((rpb - rpb0))"
 	case $SERVER in
 	knfsd) mkdir -p "$RMRF_CALLS" && echo "$((rd + rp))" >"$f" ;;
 	gonfsrdma)
@@ -276,28 +281,28 @@ rmrf_others_note() {
 
 step_rmrf_count() { # name under the work directory
 	need_mount
-	local c s rd0 rp0 o0 rdb0 rpb0
-	rd0=$(rmrf_ops READDIR) rp0=$(rmrf_ops READDIRPLUS) o0=$(rmrf_others)
-	rdb0=$(rmrf_bytes READDIR) rpb0=$(rmrf_bytes READDIRPLUS)
-	[[ -n $rd0 && -n $rp0 ]] || fail "no READDIR/READDIRPLUS counts for $MNT in /proc/self/mountstats"
+	local c s d0 o0
+	d0=$(rmrf_dirstats) o0=$(rmrf_others)
+	[[ -n $d0 ]] || fail "no READDIR/READDIRPLUS counts for $MNT in /proc/self/mountstats"
 	c=$(find "$W/$1" | wc -l)
 	rmrf_others_note "$o0"
 	s=$(remote rmrf_server_count "$1") || exit $?
 	((c == s)) || fail "find through the mount lists $c entries, the server's file system holds $s"
 	note "$c entries on both sides"
-	rmrf_calls "find-$1" "$rd0" "$rp0" "$rdb0" "$rpb0"
+	rmrf_calls "find-$1" "$d0"
 }
 step_rmrf_remove() { # name under the work directory
 	need_mount
-	local rd0 rp0 out left rc=0 o0 rdb0 rpb0
-	rd0=$(rmrf_ops READDIR) rp0=$(rmrf_ops READDIRPLUS) o0=$(rmrf_others)
-	rdb0=$(rmrf_bytes READDIR) rpb0=$(rmrf_bytes READDIRPLUS)
-	[[ -n $rd0 && -n $rp0 ]] || fail "no READDIR/READDIRPLUS counts for $MNT in /proc/self/mountstats"
+	local d0 out left rc=0 o0 rd0 rp0 rd rp x
+	d0=$(rmrf_dirstats) o0=$(rmrf_others)
+	[[ -n $d0 ]] || fail "no READDIR/READDIRPLUS counts for $MNT in /proc/self/mountstats"
 	out=$("$RMRF_BUSYBOX" rm -rf "$W/$1" 2>&1) || rc=$?
 	rmrf_others_note "$o0"
 	if ((rc != 0)); then
 		left=$(remote rmrf_server_count "$1")
-		out="busybox rm -rf failed: $(printf '%s' "$out" | head -c 200); $left entries left on the server; READDIR $(($(rmrf_ops READDIR) - rd0)), READDIRPLUS $(($(rmrf_ops READDIRPLUS) - rp0)) calls"
+		read -r rd0 rp0 x <<<"$d0"
+		read -r rd rp x <<<"$(rmrf_dirstats)"
+		out="busybox rm -rf failed: $(printf '%s' "$out" | head -c 200); $left entries left on the server; READDIR $((rd - rd0)), READDIRPLUS $((rp - rp0)) calls"
 		if [[ $SERVER == knfsd && $out == *"Directory not empty"* ]]; then
 			# knfsd on the guest's 6.1 tmpfs answers cookies that are
 			# positions (tmpfs's d_off before 6.6's stable offsets), so
@@ -311,7 +316,7 @@ step_rmrf_remove() { # name under the work directory
 	[[ -e $W/$1 ]] && fail "$W/$1 still exists after rm -rf"
 	left=$(remote rmrf_server_count "$1") || exit $?
 	((left == 0)) || fail "the server still holds $left entries of $1 after rm -rf"
-	rmrf_calls "rm-$1" "$rd0" "$rp0" "$rdb0" "$rpb0"
+	rmrf_calls "rm-$1" "$d0"
 }
 
 step_rmrf_server_cleanup() { # name: what a failed row left, removed on the server (fast)
