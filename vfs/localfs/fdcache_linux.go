@@ -283,9 +283,10 @@ func (c *fdCache) withHandle(fh unix.FileHandle) *fdEntry {
 	return e
 }
 
-// kernelKeyOf lays out a kernel handle as the key of fdCache.byFH: its
-// length byte, type and bytes (the same for every vfs handle layout that
-// names it).
+// kernelKeyOf appends a kernel handle laid out as the key of
+// fdCache.byFH: its length byte, type (big-endian) and bytes, the same
+// for every vfs handle layout that names it (and bytes 1 to 6+n of a
+// version-1 handle, encodeV1).
 func kernelKeyOf(b []byte, typ int32, kb []byte) []byte {
 	b = append(b, byte(len(kb)))
 	b = binary.BigEndian.AppendUint32(b, uint32(typ))

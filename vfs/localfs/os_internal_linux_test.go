@@ -166,11 +166,15 @@ func TestOSHandleLayout(t *testing.T) {
 	}
 	// Version 1, as the first layout issued it, still names the root;
 	// with a flipped MAC byte, or relabelled as version 2, it is stale.
+	v1, err := f.encodeV1(kfh)
+	if err != nil || v1[0] != osV1Version || int(v1[1]) != len(kfh.Bytes()) ||
+		binary.BigEndian.Uint32(v1[2:6]) != uint32(kfh.Type()) || string(v1[6:len(v1)-osV1MACLen]) != string(kfh.Bytes()) {
+		t.Fatalf("version-1 handle %x, %v", v1, err)
+	}
 	var sum [32]byte
-	v1 := []byte{osV1Version, byte(len(kfh.Bytes()))}
-	v1 = binary.BigEndian.AppendUint32(v1, uint32(kfh.Type()))
-	v1 = append(v1, kfh.Bytes()...)
-	v1 = append(v1, f.mac(&sum, []byte("export 1"), v1)[:osV1MACLen]...)
+	if mac := f.mac(&sum, []byte("export 1"), v1[:len(v1)-osV1MACLen])[:osV1MACLen]; string(mac) != string(v1[len(v1)-osV1MACLen:]) {
+		t.Errorf("version-1 MAC %x, want HMAC-SHA256 of the domain and the bytes before it, %x", v1[len(v1)-osV1MACLen:], mac)
+	}
 	if got, err := f.decode(v1); err != nil || got.Type() != kfh.Type() || string(got.Bytes()) != string(kfh.Bytes()) {
 		t.Errorf("version-1 handle %x: %v, %x", v1, err, got.Bytes())
 	}
@@ -192,10 +196,10 @@ func TestOSHandleLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v1f := []byte{osV1Version, byte(len(ffh.Bytes()))}
-	v1f = binary.BigEndian.AppendUint32(v1f, uint32(ffh.Type()))
-	v1f = append(v1f, ffh.Bytes()...)
-	v1f = append(v1f, f.mac(&sum, []byte("export 1"), v1f)[:osV1MACLen]...)
+	v1f, err := f.encodeV1(ffh)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := f.GetAttr(v1f); err != nil {
 		t.Fatalf("GETATTR of the file's version-1 handle: %v", err)
 	}

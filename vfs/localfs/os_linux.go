@@ -270,21 +270,29 @@ func (f *FS) encode(fh unix.FileHandle) (vfs.Handle, error) {
 	if len(kb) == 0 || len(kb) > osMaxKernel {
 		return nil, fmt.Errorf("vfs: kernel file handle of %d bytes (at most %d)", len(kb), osMaxKernel)
 	}
-	var sum [sha256.Size]byte
-	if typ := fh.Type(); typ >= 0 && typ <= 0xff {
-		h := make(vfs.Handle, osV2Header, osV2Header+len(kb)+osMACLen)
-		h[0] = byte(typ)
-		h = append(h, kb...)
-		return append(h, f.mac(&sum, f.domainV2, h)[:osMACLen]...), nil
+	if !v2Type(fh.Type()) {
+		return f.encodeV1(fh)
 	}
-	if len(kb) > osV1MaxKernel {
+	var sum [sha256.Size]byte
+	h := make(vfs.Handle, osV2Header, osV2Header+len(kb)+osMACLen)
+	h[0] = byte(fh.Type())
+	h = append(h, kb...)
+	return append(h, f.mac(&sum, f.domainV2, h)[:osMACLen]...), nil
+}
+
+// v2Type reports whether a kernel handle type fits version 2's type byte.
+func v2Type(typ int32) bool { return typ >= 0 && typ <= 0xff }
+
+// encodeV1 wraps a kernel handle into a version-1 handle: the version
+// byte, then the kernel handle as kernelKeyOf lays it out, then the MAC.
+func (f *FS) encodeV1(fh unix.FileHandle) (vfs.Handle, error) {
+	kb := fh.Bytes()
+	if len(kb) == 0 || len(kb) > osV1MaxKernel {
 		return nil, fmt.Errorf("vfs: kernel file handle of type %d and %d bytes (at most %d)", fh.Type(), len(kb), osV1MaxKernel)
 	}
-	h := make(vfs.Handle, osV1Header, osV1Header+len(kb)+osV1MACLen)
+	var sum [sha256.Size]byte
+	h := kernelKeyOf(make(vfs.Handle, 1, osV1Header+len(kb)+osV1MACLen), fh.Type(), kb)
 	h[0] = osV1Version
-	h[1] = byte(len(kb))
-	binary.BigEndian.PutUint32(h[2:6], uint32(fh.Type()))
-	h = append(h, kb...)
 	return append(h, f.mac(&sum, f.domain, h)[:osV1MACLen]...), nil
 }
 
@@ -391,7 +399,7 @@ func (f *FS) resolve(h vfs.Handle) (*fdEntry, error) {
 	}
 	e := &fdEntry{key: string(h), fh: fh, fd: fd, ino: st.Ino, typ: modeType(st.Mode)}
 	// a version-1 handle of an object that encode gives a version-2 one
-	e.legacy = len(h) == osV1Header+len(fh.Bytes())+osV1MACLen && fh.Type() >= 0 && fh.Type() <= 0xff
+	e.legacy = len(h) == osV1Header+len(fh.Bytes())+osV1MACLen && v2Type(fh.Type())
 	e.verified.Store(epoch)
 	return f.cache.put(e, false), nil
 }
