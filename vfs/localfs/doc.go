@@ -267,7 +267,9 @@
 // handles stale first; the Linux client keeps its whole directory cache
 // only while the verifier stays the zero it starts with (vfs package
 // documentation). Name cookies forced on a filesystem of stable offsets
-// (Options.NameCookies) get a nonzero verifier derived from the key, so
-// each scheme refuses the other's cookies. Cookies above 2^63-1, or any
+// (Options.NameCookies, for tests) get a nonzero verifier derived from the
+// key, so the default scheme refuses their cookies after a restart
+// without the option (cookies of the default scheme come with verifier
+// 0, which every scheme accepts). Cookies above 2^63-1, or any
 // the kernel refuses to seek to, are ErrBadCookie.
 package localfs

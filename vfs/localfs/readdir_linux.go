@@ -120,8 +120,10 @@ type snapEntry struct {
 // filesystem gets by default: it cannot change while the handles stay
 // valid (another filesystem at the export root makes them stale). Forced
 // name cookies on a filesystem of stable offsets (Options.NameCookies)
-// get a verifier derived from the key, so that each scheme refuses the
-// other's cookies.
+// get a verifier derived from the key, so that the default scheme refuses
+// their cookies after a restart without the option. The other way round
+// is not caught: cookies of the default scheme come with verifier 0,
+// which every scheme accepts (the option is for tests, not in exports).
 func (d *osDirs) init(rootFD int, key []byte, forceNames bool) error {
 	var s unix.Statfs_t
 	if err := unix.Fstatfs(rootFD, &s); err != nil {

@@ -145,8 +145,8 @@ func TestOSDirMutationBtrfs(t *testing.T) {
 
 // The verifier is zero for the scheme a filesystem gets by default (as
 // knfsd's: the Linux client keeps its directory cache then) and nonzero
-// for name cookies forced on a filesystem of stable offsets, so each
-// scheme refuses the other's cookies.
+// for name cookies forced on a filesystem of stable offsets, so the
+// default scheme refuses the forced scheme's cookies.
 func TestOSCookieVerifierPerScheme(t *testing.T) {
 	shm, err := os.MkdirTemp("/dev/shm", "verf")
 	if err != nil {
