@@ -80,6 +80,23 @@
 // lookup (which cached inode goes) + 1 unlink + the close of the removed
 // file's open file. A getattr libcephfs answers from the capabilities it
 // holds asks the MDS nothing; CREATE and REMOVE are one MDS request each.
+// An unlinked file whose open file the FS still holds costs the MDS no
+// capability revoke; one evicted from the LRU before (its open file
+// closed) costs a revoke and the client's answer (MDS counters, 2,000
+// creates then removes: 980 revokes with the default LRU, 3 with one
+// holding every file; NFS-Ganesha's FSAL_CEPH 980).
+//
+// # Memory
+//
+// libcephfs allocates with malloc: its messenger threads receive every
+// reply from the OSDs and the MDS into new buffers. A C constructor of
+// this package sets glibc's M_ARENA_MAX to 1 before the Go runtime starts
+// a thread (arena.go; not when MALLOC_ARENA_MAX or glibc.malloc.arena_max
+// in GLIBC_TUNABLES says otherwise), so that freed buffers stay mapped in
+// the main arena and are reused, instead of per-thread heaps that are
+// unmapped as they empty and re-zeroed by the kernel on the next reply.
+// It applies to the whole process of a binary built with the backend; Go
+// itself does not use malloc.
 //
 // # Identity
 //
