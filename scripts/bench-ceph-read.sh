@@ -10,14 +10,18 @@
 # (MODE=bench, the seq rows of bench-ceph). One line per read in
 # OUT/results.tsv: server, repetition, read, MiB/s, server CPU s/GiB
 # (/proc/PID/stat), load average (MODE=bench: write and read MiB/s and
-# s/GiB). PERF=stat: `perf stat` (task clock, page faults, context
+# s/GiB). MODE=meta: `gonfsrdma bench`'s create and remove phases (FILES
+# files, 3000 by default; C and D: ops/s, server CPU µs a call). PERF=stat: `perf stat` (task clock, page faults, context
 # switches) per server run in OUT/SERVER.REP.stat; PERF=record: `perf
 # record -g` in OUT/SERVER.REP.perf; PPROF=1: gonfsrdma's --cpu-profile.
 #
 # Usage (root, under the Ceph lock): flock /tmp/gonfsrdma-ceph.lock
 #   scripts/bench-ceph-read.sh OUT   (env: BINS="gonfsrdma binaries built
 #   with -tags ceph", default this tree's; REPS 3, READS 3, MODE, PERF, PPROF)
-# Servers g0, g1, ... are BINS in order. Needs nfs-ganesha-ceph and rpcbind
+# Servers g0, g1, ... are BINS in order (a BINS entry may be a script that
+# sets an environment and execs a binary). MODE=bench writes a new 256 MiB
+# file a read: more than 6 reads in all need CEPH_MEMSTORE_BYTES raised
+# (scripts/ceph-cluster.sh). Needs nfs-ganesha-ceph and rpcbind
 # (scripts/bench-ceph.sh installs them).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -71,6 +75,15 @@ G
       [ "${PERF:-0}" = stat ] && { perf stat -e task-clock,page-faults,context-switches,cpu-migrations -p $pid -o "$OUT/$s.$rep.stat" >/dev/null 2>&1 & perfpid=$!; }
       [ "${PERF:-0}" = record ] && { perf record -F 499 -g -p $pid -o "$OUT/$s.$rep.perf" >/dev/null 2>&1 & perfpid=$!; }
       for r in $(seq 1 ${READS:-3}); do
+        if [ "${MODE:-fio}" = meta ]; then
+          timeout 600 "$first" bench --port $NFS_PORT --mountport $MOUNT_PORT --files "${FILES:-3000}" --qd 4 --skip seq-write,seq-read,rand-read,stat --uid 0 --gid 0 --server-pid $pid --quiet --json "$OUT/$s.$rep.$r.bench.json" "127.0.0.1:$exp" >/dev/null 2>"$OUT/$s.$rep.$r.err" || echo "bench failed $s $rep $r" >&2
+          python3 -c "
+import json;d=json.load(open('$OUT/$s.$rep.$r.bench.json'))
+ph={p['name']:p for p in d['phases']}
+c,m=ph['create'],ph['remove']
+print('$s\t$rep\t$r\tC %.1f %.1f\tD %.1f %.1f\t'%(c['ops_per_s'],c.get('server_cpu_us_per_op',0),m['ops_per_s'],m.get('server_cpu_us_per_op',0))+open('/proc/loadavg').read().split()[0])" | tee -a "$OUT/results.tsv"
+          continue
+        fi
         if [ "${MODE:-fio}" = bench ]; then
           timeout 600 "$first" bench --port $NFS_PORT --mountport $MOUNT_PORT --size 256MiB --block 1MiB --qd 4 --skip rand-read,create,stat,remove --uid 0 --gid 0 --server-pid $pid --quiet --json "$OUT/$s.$rep.$r.bench.json" "127.0.0.1:$exp" >/dev/null 2>"$OUT/$s.$rep.$r.err" || echo "bench failed $s $rep $r" >&2
           python3 -c "
@@ -103,7 +116,7 @@ if [ -z "${BINS:-}" ]; then
 	(cd "$ROOT" && CGO_ENABLED=1 $GO build -tags ceph -o "$OUT/gonfsrdma" ./cmd/gonfsrdma)
 	BINS=$OUT/gonfsrdma
 fi
-[ "${MODE:-fio}" = bench ] || FIO=$("$ROOT/scripts/fio-nfs.sh" "$OUT/fio-build.log")
-export BINS REPS READS PERF PPROF MODE FIO
+[ "${MODE:-fio}" = bench ] || [ "${MODE:-fio}" = meta ] || FIO=$("$ROOT/scripts/fio-nfs.sh" "$OUT/fio-build.log")
+export BINS REPS READS PERF PPROF MODE FIO FILES
 echo "bench-ceph-read: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), gonfsrdma $(cd "$ROOT" && git rev-parse --short HEAD)" >&2
 "$ROOT/scripts/ceph-cluster.sh" run unshare -m --propagation private "$0" --inner "$OUT"

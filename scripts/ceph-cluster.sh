@@ -15,6 +15,10 @@
 #                                CMD with CEPH_CONF set, stop the cluster,
 #                                remove the namespace; exits with CMD's status
 #
+# CEPH_MEMSTORE_BYTES sizes the OSD's in-memory store (default 2 GiB; runs
+# that write many 256 MiB files, as bench-ceph-read.sh MODE=bench does,
+# need more).
+#
 # start/stop bind the well-known monitor ports (3300, 6789) of 127.0.0.1 of
 # the network namespace they run in, so run them in one of their own (as
 # "run" does) when anything else on the machine might use Ceph.
@@ -106,7 +110,7 @@ mds data = $dir/\$name
 keyring = $dir/\$name/keyring
 [osd]
 osd objectstore = memstore
-memstore device bytes = 2147483648
+memstore device bytes = ${CEPH_MEMSTORE_BYTES:-2147483648}
 osd max object name len = 256
 osd max object namespace len = 64
 [mgr]
