@@ -140,6 +140,9 @@ if ! command -v ganesha.nfsd >/dev/null || ! ls /usr/lib/*/ganesha/libfsalceph.s
 fi
 WORK=$(mktemp -d /tmp/bench-ceph.XXXXXX)
 OUT=${BENCH_OUT:-$WORK/results}
+# With BENCH_OUT the work directory (binary, configuration, state) holds
+# nothing to keep.
+[ -z "${BENCH_OUT:-}" ] || trap 'rm -rf "$WORK"' EXIT
 mkdir -p "$OUT" "$WORK/state"
 log "building gonfsrdma with the CephFS backend"
 (cd "$ROOT" && CGO_ENABLED=1 $GO build -tags ceph -o "$WORK/gonfsrdma" ./cmd/gonfsrdma)
