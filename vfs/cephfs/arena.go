@@ -31,50 +31,73 @@ __attribute__((constructor)) static void gcf_single_arena(void) {
 
 static int gcf_single_arena_was_set(void) { return gcf_single_arena_set; }
 
+// gcf_touch_sync holds the threads of gcf_arenas_with_threads: each
+// counts itself in allocated once it holds its allocation and frees it
+// only after release is set.
+struct gcf_touch_sync {
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	int allocated, release;
+};
+
 static void *gcf_touch(void *arg) {
-	pthread_barrier_t *b = arg;
+	struct gcf_touch_sync *sync = arg;
 	void *p = malloc(65536);
 	if (p != NULL)
 		memset(p, 1, 65536);
-	pthread_barrier_wait(b);
+	pthread_mutex_lock(&sync->mu);
+	sync->allocated++;
+	pthread_cond_broadcast(&sync->cond);
+	while (!sync->release)
+		pthread_cond_wait(&sync->cond, &sync->mu);
+	pthread_mutex_unlock(&sync->mu);
 	free(p);
 	return NULL;
 }
 
-// gcf_arenas_with_threads starts n threads that each allocate and hold
-// the memory until all have, and returns the number of arenas
-// malloc_info(3) reports while they do (-1 on error).
+// gcf_count_arenas returns the number of arenas malloc_info(3) reports,
+// or -1.
+static int gcf_count_arenas(void) {
+	char *buf = NULL;
+	size_t len = 0;
+	int arenas = -1;
+	FILE *f = open_memstream(&buf, &len);
+	if (f == NULL)
+		return -1;
+	if (malloc_info(0, f) == 0 && fflush(f) == 0) {
+		arenas = 0;
+		for (char *s = buf; (s = strstr(s, "<heap nr=")) != NULL; s++)
+			arenas++;
+	}
+	fclose(f);
+	free(buf);
+	return arenas;
+}
+
+// gcf_arenas_with_threads starts n threads (n <= 64) that each allocate
+// and hold the memory, and returns the number of arenas while all of them
+// do (-1 on error).
 static int gcf_arenas_with_threads(int n) {
-	pthread_barrier_t b;
+	struct gcf_touch_sync sync = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
 	pthread_t t[64];
 	int started = 0, arenas = -1;
-	if (n > 64 || pthread_barrier_init(&b, NULL, n + 1) != 0)
+	if (n < 1 || n > 64)
 		return -1;
 	for (; started < n; started++)
-		if (pthread_create(&t[started], NULL, gcf_touch, &b) != 0)
+		if (pthread_create(&t[started], NULL, gcf_touch, &sync) != 0)
 			break;
-	if (started == n) {
-		char *buf = NULL;
-		size_t len = 0;
-		FILE *f = open_memstream(&buf, &len);
-		// The barrier is passed only once every thread has allocated.
-		while (f != NULL) {
-			if (malloc_info(0, f) != 0)
-				break;
-			fflush(f);
-			arenas = 0;
-			for (char *s = buf; (s = strstr(s, "<heap nr=")) != NULL; s++)
-				arenas++;
-			break;
-		}
-		if (f != NULL)
-			fclose(f);
-		free(buf);
-	}
-	pthread_barrier_wait(&b);
+	pthread_mutex_lock(&sync.mu);
+	while (sync.allocated < started)
+		pthread_cond_wait(&sync.cond, &sync.mu);
+	pthread_mutex_unlock(&sync.mu);
+	if (started == n)
+		arenas = gcf_count_arenas();
+	pthread_mutex_lock(&sync.mu);
+	sync.release = 1;
+	pthread_cond_broadcast(&sync.cond);
+	pthread_mutex_unlock(&sync.mu);
 	for (int i = 0; i < started; i++)
 		pthread_join(t[i], NULL);
-	pthread_barrier_destroy(&b);
 	return arenas;
 }
 */
