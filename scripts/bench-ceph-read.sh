@@ -10,10 +10,11 @@
 # (MODE=bench, the seq rows of bench-ceph). One line per read in
 # OUT/results.tsv: server, repetition, read, MiB/s, server CPU s/GiB
 # (/proc/PID/stat), load average (MODE=bench: write and read MiB/s and
-# s/GiB). MODE=meta: `gonfsrdma bench`'s create and remove phases (FILES
-# files, 3000 by default; C and D: ops/s, server CPU µs a call). PERF=stat: `perf stat` (task clock, page faults, context
-# switches) per server run in OUT/SERVER.REP.stat; PERF=record: `perf
-# record -g` in OUT/SERVER.REP.perf; PPROF=1: gonfsrdma's --cpu-profile.
+# s/GiB). MODE=meta: `gonfsrdma bench`'s create and remove phases instead
+# (FILES files, 3000 by default; C and D: ops/s, server CPU µs a call).
+# PERF=stat: `perf stat` (task clock, page faults, context switches) per
+# server run in OUT/SERVER.REP.stat; PERF=record: `perf record -g` in
+# OUT/SERVER.REP.perf; PPROF=1: gonfsrdma's --cpu-profile.
 #
 # Usage (root, under the Ceph lock): flock /tmp/gonfsrdma-ceph.lock
 #   scripts/bench-ceph-read.sh OUT   (env: BINS="gonfsrdma binaries built
