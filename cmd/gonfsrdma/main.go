@@ -155,11 +155,17 @@ func serveCommand() *cli.Command {
 				}
 				return cli.Exit(msg, exitUsage)
 			}
+			// Before anything is opened or started: on success this
+			// process is replaced (sysmon.go).
+			reexecErr := reexecForSysmon()
 			log, err := newLogger(c.String("log-level"), c.String("log-format"))
 			if err != nil {
 				return err
 			}
 			defer log.Sync()
+			if reexecErr != nil {
+				log.Warn("running with Go's default sysmon: re-executing with GODEBUG=" + sysmonSetting + " failed: " + reexecErr.Error())
+			}
 			if path := c.String("cpu-profile"); path != "" {
 				stopProfile, err := startRecording(path, "cpu profile", pprof.StartCPUProfile, pprof.StopCPUProfile)
 				if err != nil {
