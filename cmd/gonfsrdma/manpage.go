@@ -111,6 +111,8 @@ func writeManPage(w io.Writer, root *cli.Command) error {
 	p(".TP\n.B NOTIFY_SOCKET\n%s", roff("set by systemd for Type=notify: serve sends READY=1 once every listener is up, RELOADING=1 and READY=1 around a reload, STOPPING=1 at shutdown"))
 	p(".TP\n.B STATE_DIRECTORY\n%s", roff("set by systemd's StateDirectory=: the default of --state-dir"))
 	p(".TP\n.B JOURNAL_STREAM\n%s", roff("set by systemd when stderr is the journal: --log-format auto then writes lines without timestamps, with syslog priority prefixes"))
+	p(".TP\n.B GODEBUG\n%s", roff("serve re-executes itself once at start (same process ID) with "+sysmonSetting+" added, which keeps the Go runtime's sysmon from sleeping until each call wakes it; a GODEBUG that names schedtrace is kept, and schedtrace=0 runs with Go's default"))
+	p(".TP\n.B MALLOC_ARENA_MAX\n%s", roff("in a binary built with the CephFS backend, glibc's malloc arena count; unset, the backend sets it to 1 (libcephfs's reply buffers stay mapped and are reused)"))
 	p(".SH EXIT STATUS")
 	p("%s", roff("0 success; 1 failure; 2 usage error; client commands also 3 no such file, 4 permission denied, 5 exists or not empty, 6 server unreachable or export not mountable."))
 	p(".SH SEE ALSO")
