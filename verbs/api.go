@@ -100,6 +100,16 @@ type Config struct {
 	// that refuses it leaves the manager's value, which QueryQP shows. The
 	// software fabric loses no packets and has no such timer.
 	AckTimeout uint8
+	// LazySend leaves the send completion queue unarmed while Poll
+	// waits, unless a WatchSend holds it armed: Poll then sleeps until a
+	// Receive completes (or the connection dies), and the send-queue
+	// completions made meanwhile come with the next Poll that returns.
+	// For a consumer that needs a send-queue completion promptly only
+	// now and then (an RDMA Read it waits for, room in the send queue):
+	// a lone call then costs one completion event instead of two. Send
+	// completions are still polled first whenever Poll polls. Without
+	// LazySend, Poll wakes for completions of either queue.
+	LazySend bool
 }
 
 // Default queue sizes.
@@ -210,6 +220,12 @@ type Conn interface {
 	// TryPoll is Poll without waiting: it returns (0, nil) when no
 	// completion is ready and the connection is alive.
 	TryPoll(wcs []Completion) (int, error)
+	// WatchSend makes a Poll of a Config.LazySend connection wake for
+	// send-queue completions too, a Poll already waiting included, until
+	// the matching UnwatchSend. Calls nest and may come from any
+	// goroutine. Without LazySend both do nothing.
+	WatchSend()
+	UnwatchSend()
 
 	// PeerPrivateData is the private data the peer sent: the REP's on the
 	// active side, the REQ's on the passive side (possibly zero-padded by

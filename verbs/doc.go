@@ -36,7 +36,11 @@
 // reserved. Poll (one goroutine at a time) returns completions of both
 // completion queues; Completion.Recv tells which. Sends execute in order:
 // RDMA Writes posted before a Send are placed before the peer sees the
-// Send.
+// Send. A connection made with Config.LazySend arms only the receive
+// completion queue while Poll waits, unless WatchSend holds the send queue's
+// armed too: its send-queue completions wait for the next Receive (or the
+// connection's death) to be returned, so a buffer of a completed Send stays
+// the provider's until then.
 //
 // # Buffer ownership
 //

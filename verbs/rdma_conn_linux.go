@@ -85,6 +85,11 @@ type rdmaConn struct {
 	released sync.Once
 
 	drainedRecv, drainedSend atomic.Bool
+
+	// Config.LazySend: sendWatch counts WatchSend holds; recvOnly is set
+	// while Poll arms, and then waits on, the receive CQ alone.
+	sendWatch atomic.Int32
+	recvOnly  atomic.Bool
 }
 
 var _ Conn = (*rdmaConn)(nil)
@@ -360,6 +365,9 @@ func (c *rdmaConn) kill(reason error) {
 	}
 	C.rdma_disconnect(c.id)
 	c.drainLocked()
+	if c.cfg.LazySend {
+		c.kickPoll() // a Poll waiting on the receive CQ alone arms the send CQ's drain
+	}
 }
 
 func (c *rdmaConn) isDead() bool {
@@ -736,8 +744,9 @@ func (c *rdmaConn) TryPoll(wcs []Completion) (int, error) {
 // channel event, if any.
 func (c *rdmaConn) onCompChannel(uintptr) bool { return C.shim_get_cq_event(c.compCh) != 0 }
 
-// Poll implements Conn: poll, arm both CQs (ibv_req_notify_cq), poll
-// again, then wait for the completion channel through the netpoller.
+// Poll implements Conn: poll, arm the CQs (ibv_req_notify_cq; the send
+// CQ only when sendCQToArm says so), poll again, then wait for the
+// completion channel through the netpoller.
 func (c *rdmaConn) Poll(ctx context.Context, wcs []Completion) (int, error) {
 	if len(wcs) == 0 {
 		return 0, nil
@@ -760,7 +769,7 @@ func (c *rdmaConn) Poll(ctx context.Context, wcs []Completion) (int, error) {
 			return n, err
 		}
 		if !armed {
-			if rc := C.shim_req_notify(c.rcq, c.scq); rc != 0 {
+			if rc := C.shim_req_notify(c.rcq, c.sendCQToArm()); rc != 0 {
 				return 0, errnoErr("ibv_req_notify_cq", rc)
 			}
 			armed = true
@@ -775,6 +784,7 @@ func (c *rdmaConn) Poll(ctx context.Context, wcs []Completion) (int, error) {
 		}
 		err = c.ccFD.read(c.ccReadFn)
 		armed = false
+		c.recvOnly.Store(false)
 		if err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) {
 				c.ccFD.f.SetReadDeadline(time.Time{})
@@ -785,6 +795,53 @@ func (c *rdmaConn) Poll(ctx context.Context, wcs []Completion) (int, error) {
 			}
 			return 0, ErrClosed
 		}
+	}
+}
+
+// sendCQToArm is the send CQ when Poll is to wake for its completions:
+// always without Config.LazySend, else while a WatchSend holds it or once
+// the connection is dead (its drain marker completes there). Nil when
+// not: Poll then waits with recvOnly set, which WatchSend reads after
+// counting itself, so a watch that this load missed wakes the wait
+// (kickPoll) and Poll arms again.
+func (c *rdmaConn) sendCQToArm() *C.struct_ibv_cq {
+	if !c.cfg.LazySend {
+		return c.scq
+	}
+	c.recvOnly.Store(true)
+	if c.sendWatch.Load() > 0 {
+		c.recvOnly.Store(false)
+		return c.scq
+	}
+	select {
+	case <-c.done:
+		c.recvOnly.Store(false)
+		return c.scq
+	default:
+	}
+	return nil
+}
+
+// WatchSend implements Conn.
+func (c *rdmaConn) WatchSend() {
+	if c.cfg.LazySend && c.sendWatch.Add(1) == 1 && c.recvOnly.Load() {
+		c.kickPoll()
+	}
+}
+
+// UnwatchSend implements Conn.
+func (c *rdmaConn) UnwatchSend() {
+	if c.cfg.LazySend {
+		c.sendWatch.Add(-1)
+	}
+}
+
+// kickPoll ends a Poll's wait for the completion channel: the read
+// deadline in the past makes it return at once (now or at its next
+// read); Poll clears it and arms again.
+func (c *rdmaConn) kickPoll() {
+	if c.ccFD != nil {
+		c.ccFD.f.SetReadDeadline(time.Unix(1, 0))
 	}
 }
 

@@ -249,9 +249,10 @@ static int shim_poll(struct ibv_cq *rcq, struct ibv_cq *scq, struct shim_wc *out
 	return ks + kr;
 }
 
+// shim_req_notify arms the receive CQ and, unless scq is NULL, the send CQ.
 static int shim_req_notify(struct ibv_cq *rcq, struct ibv_cq *scq) {
 	int rc = ibv_req_notify_cq(rcq, 0);
-	return rc ? rc : ibv_req_notify_cq(scq, 0);
+	return rc || !scq ? rc : ibv_req_notify_cq(scq, 0);
 }
 
 // shim_get_cq_event reads one event from a non-blocking completion

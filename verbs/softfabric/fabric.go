@@ -62,6 +62,7 @@ type Fabric struct {
 	mrBytes        atomic.Int64
 	postedRecvs    atomic.Int64
 	postedSends    atomic.Int64
+	sendWatches    atomic.Int64
 
 	movedSend, movedWrite, movedRead atomic.Int64
 }
@@ -146,6 +147,7 @@ type FabricStats struct {
 	PostedRecvs int   // Receive WRs posted and not yet completed
 	PostedSends int   // send-queue WRs posted and not yet completed
 	Windows     int   // allocated, not yet Freed memory windows
+	SendWatches int   // WatchSend holds of open Conns not yet released (Config.LazySend)
 }
 
 // WindowOps counts, since NewFabric, the window binds executed and the
@@ -164,6 +166,7 @@ func (f *Fabric) Stats() FabricStats {
 		PostedRecvs: int(f.postedRecvs.Load()),
 		PostedSends: int(f.postedSends.Load()),
 		Windows:     int(f.nWindows.Load()),
+		SendWatches: int(f.sendWatches.Load()),
 	}
 }
 

@@ -82,6 +82,10 @@ type fabConn struct {
 	cqSend, cqRecv       int // entries of each queue in the ring
 	sendDepth, recvDepth int
 	cqOverflow           bool
+	// sendWatch counts WatchSend holds (Config.LazySend): while it is 0
+	// and the connection is alive, a send-queue completion does not wake
+	// Poll, as on a provider whose send CQ is left unarmed.
+	sendWatch int
 }
 
 var _ verbs.Conn = (*fabConn)(nil)
@@ -341,10 +345,48 @@ func (c *fabConn) pushCQE(wc verbs.Completion) {
 	} else {
 		c.cqSend++
 	}
+	if wc.Recv || !c.cfg.LazySend || c.sendWatch > 0 || c.state == stDead {
+		c.wake()
+	}
+}
+
+// wake wakes Poll.
+func (c *fabConn) wake() {
 	select {
 	case c.notify <- struct{}{}:
 	default:
 	}
+}
+
+// WatchSend implements Conn: it also wakes a Poll waiting while send-queue
+// completions sit unreturned (the real provider's Poll re-polls after it
+// arms the send CQ).
+func (c *fabConn) WatchSend() {
+	if !c.cfg.LazySend {
+		return
+	}
+	c.l.mu.Lock()
+	if c.state != stClosed {
+		c.sendWatch++
+		c.fab.sendWatches.Add(1)
+	}
+	if c.cqSend > 0 {
+		c.wake()
+	}
+	c.l.mu.Unlock()
+}
+
+// UnwatchSend implements Conn.
+func (c *fabConn) UnwatchSend() {
+	if !c.cfg.LazySend {
+		return
+	}
+	c.l.mu.Lock()
+	if c.state != stClosed {
+		c.sendWatch--
+		c.fab.sendWatches.Add(-1)
+	}
+	c.l.mu.Unlock()
 }
 
 // TryPoll implements Conn.
@@ -417,6 +459,8 @@ func (c *fabConn) Close() error {
 	}
 	c.state = stClosed
 	c.cqLen, c.cqSend, c.cqRecv = 0, 0, 0
+	c.fab.sendWatches.Add(-int64(c.sendWatch)) // a dead connection's holds end with it
+	c.sendWatch = 0
 	close(c.quit)
 	select {
 	case c.notify <- struct{}{}:

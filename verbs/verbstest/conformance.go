@@ -212,6 +212,17 @@ func SendsOnly(wcs []verbs.Completion) []verbs.Completion {
 	return out
 }
 
+// RecvsOnly returns the Receive completions of wcs.
+func RecvsOnly(wcs []verbs.Completion) []verbs.Completion {
+	var out []verbs.Completion
+	for _, wc := range wcs {
+		if wc.Recv {
+			out = append(out, wc)
+		}
+	}
+	return out
+}
+
 // WaitDone waits until c is dead (Done closed), failing the test after
 // a timeout.
 func WaitDone(t testing.TB, c verbs.Conn, who string) {
@@ -272,6 +283,7 @@ var conformanceCases = []conformanceCase{
 	{"MRWithoutRemoteAccess", false, testMRWithoutRemoteAccess},
 	{"RangeRegistration", false, testRangeRegistration},
 	{"AckTimeout", false, testAckTimeout},
+	{"LazySend", false, testLazySend},
 }
 
 // Run runs every conformance case against a fresh Env from mk;
@@ -689,5 +701,115 @@ func testConcurrentPosting(t *testing.T, e *Env) {
 	}
 	if len(got) != workers*per {
 		t.Fatalf("received %d distinct messages, want %d", len(got), workers*per)
+	}
+}
+
+// pollAsync runs one Poll of c (10 s at most) on its own goroutine.
+func pollAsync(c verbs.Conn) <-chan []verbs.Completion {
+	ch := make(chan []verbs.Completion, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		buf := make([]verbs.Completion, 8)
+		n, _ := c.Poll(ctx, buf)
+		ch <- buf[:n]
+	}()
+	return ch
+}
+
+// wantIDs fails unless wcs are the successful completions of ids, in
+// any order.
+func wantIDs(t *testing.T, what string, wcs []verbs.Completion, ids ...uint64) {
+	t.Helper()
+	got := map[uint64]bool{}
+	for _, wc := range wcs {
+		if wc.Err() != nil {
+			t.Fatalf("%s: %+v", what, wc)
+		}
+		got[wc.WRID] = true
+	}
+	if len(got) != len(ids) || len(wcs) != len(ids) {
+		t.Fatalf("%s: completions %+v, want wr_ids %v", what, wcs, ids)
+	}
+	for _, id := range ids {
+		if !got[id] {
+			t.Fatalf("%s: completions %+v, want wr_ids %v", what, wcs, ids)
+		}
+	}
+}
+
+// testLazySend: with Config.LazySend no completion is lost. A Poll
+// already waiting when a WatchSend comes returns a Send completion made
+// before the watch; under a watch it wakes for an RDMA Read's; without
+// one it wakes for a Receive, and the Send completions left behind come
+// with it or with the next Poll under a watch; the connection's death
+// ends Poll with every WR flushed.
+func testLazySend(t *testing.T, e *Env) {
+	p := ConnectPair(t, e, PairOpts{Cfg: verbs.Config{LazySend: true}})
+	recvAgain := func(c verbs.Conn, m *verbs.MR, wc verbs.Completion) {
+		t.Helper()
+		if err := c.PostRecv([]verbs.RecvWR{{ID: wc.WRID, SGL: []verbs.SGE{m.SGE(RecvOff+int(wc.WRID)*RecvSize, RecvSize)}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// A Send completed while Poll waits unwatched; the watch returns it.
+	waiting := pollAsync(p.Srv)
+	time.Sleep(20 * time.Millisecond)
+	Send(t, p.Srv, p.SMR, 100, SendOff, 64, true)
+	recvAgain(p.Cli, p.CMR, PollN(t, p.Cli, 1)[0])
+	p.Srv.WatchSend()
+	wantIDs(t, "Poll waiting when WatchSend came", <-waiting, 100)
+
+	// Under the watch, an RDMA Read's completion wakes Poll.
+	waiting = pollAsync(p.Srv)
+	time.Sleep(20 * time.Millisecond) // most often Poll waits by now: what this checks
+	fill(p.CMR.Slice(DataOff, 4096), 3)
+	if err := p.Srv.PostSend([]verbs.SendWR{{ID: 101, Opcode: verbs.OpRDMARead, Signaled: true,
+		SGL: []verbs.SGE{p.SMR.SGE(DataOff, 4096)}, RemoteAddr: p.CMR.Addr() + DataOff, RKey: p.CMR.RKey()}}); err != nil {
+		t.Fatal(err)
+	}
+	wantIDs(t, "Poll under WatchSend", <-waiting, 101)
+	if !bytes.Equal(p.SMR.Slice(DataOff, 4096), p.CMR.Slice(DataOff, 4096)) {
+		t.Fatal("RDMA Read data differs")
+	}
+	p.Srv.UnwatchSend()
+
+	// Unwatched: a Send, then a Receive. The Receive wakes Poll; the
+	// Send's completion comes with it, or under the next watch.
+	Send(t, p.Srv, p.SMR, 102, SendOff, 64, true)
+	recvAgain(p.Cli, p.CMR, PollN(t, p.Cli, 1)[0])
+	waiting = pollAsync(p.Srv)
+	Send(t, p.Cli, p.CMR, 7, SendOff, 32, true)
+	wcs := <-waiting
+	for len(RecvsOnly(wcs)) == 0 && len(wcs) < 4 { // Poll returned the Send's completion first
+		wcs = append(wcs, PollN(t, p.Srv, 1)...)
+	}
+	var recvs, sends []verbs.Completion
+	for _, wc := range wcs {
+		if wc.Recv {
+			recvs = append(recvs, wc)
+		} else {
+			sends = append(sends, wc)
+		}
+	}
+	if len(recvs) != 1 || recvs[0].Err() != nil || recvs[0].ByteLen != 32 {
+		t.Fatalf("Poll woken by a Receive: %+v", wcs)
+	}
+	if len(sends) == 0 {
+		p.Srv.WatchSend()
+		sends = PollN(t, p.Srv, 1)
+		p.Srv.UnwatchSend()
+	}
+	wantIDs(t, "the Send completion left behind", sends, 102)
+	PollN(t, p.Cli, 1) // the client's Send
+
+	// Death ends an unwatched Poll, the send queue's flush included.
+	Send(t, p.Srv, p.SMR, 103, SendOff, 64, false)
+	if err := p.Cli.Disconnect(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Drain(t, p.Srv); !errors.Is(err, verbs.ErrDisconnected) {
+		t.Errorf("server Poll error %v, want ErrDisconnected", err)
 	}
 }
