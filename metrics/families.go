@@ -40,7 +40,7 @@ var (
 	famRDMAQPErrors   = Family{Namespace + "_rdma_qp_errors_total", "Work completions in error other than flushes: a queue pair failed.", "counter", nil}
 	famRDMADisconn    = Family{Namespace + "_rdma_disconnects_total", "RPC-over-RDMA connections that ended (client close, idle timeout, error, shutdown).", "counter", nil}
 	famRDMAGranted    = Family{Namespace + "_rdma_credits_granted", "Credits granted to the RPC-over-RDMA connections open (--rdma-credits each).", "gauge", nil}
-	famRDMAInUse      = Family{Namespace + "_rdma_credits_in_use", "RPC-over-RDMA calls received and not yet released (each holds a credit).", "gauge", nil}
+	famRDMAInUse      = Family{Namespace + "_rdma_credits_in_use", "RPC-over-RDMA calls received and not yet answered (each holds a credit).", "gauge", nil}
 	famRDMARegistered = Family{Namespace + "_rdma_registered_bytes", "Registered (pinned) memory of the RPC-over-RDMA connections (see --rdma-max-pinned-mib).", "gauge", nil}
 	famRDMAShortages  = Family{Namespace + "_rdma_buffer_shortages_total", "RPC-over-RDMA connections dropped because a call could not get a registered buffer.", "counter", nil}
 	famRDMAQuick      = Family{Namespace + "_rdma_completion_loop_calls_total", "Calls run on an RDMA connection's completion goroutine (quick metadata calls without chunks) instead of a worker.", "counter", nil}

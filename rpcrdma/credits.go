@@ -90,6 +90,18 @@ type sqBudget struct {
 	cond  sync.Cond
 	avail int
 	dead  bool
+	// watch, when set, is the connection's queue pair: a waiter holds a
+	// WatchSend while it waits, since only send-queue completions give
+	// room back and the completion loop does not wake for them unasked
+	// (verbs.Config.LazySend).
+	watch sendWatcher
+}
+
+// sendWatcher is the part of verbs.Conn that makes its completion loop
+// wake for send-queue completions (verbs.Config.LazySend).
+type sendWatcher interface {
+	WatchSend()
+	UnwatchSend()
 }
 
 func newSQBudget(n int) *sqBudget {
@@ -102,6 +114,10 @@ func newSQBudget(n int) *sqBudget {
 func (b *sqBudget) acquire(n int) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.avail < n && !b.dead && b.watch != nil {
+		b.watch.WatchSend()
+		defer b.watch.UnwatchSend()
+	}
 	for b.avail < n && !b.dead {
 		b.cond.Wait()
 	}

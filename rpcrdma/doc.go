@@ -43,6 +43,16 @@
 // completion. Contexts nest server ->
 // connection -> call; Shutdown drains calls in progress, then disconnects.
 //
+// The queue pair is made with verbs.Config.LazySend: while the loop waits
+// only a Receive (or the connection's death) wakes it, and the Send
+// completions of the replies posted meanwhile are taken with the next
+// call, so a call one at a time costs one completion event, not two.
+// Whatever waits on a send-queue completion holds a WatchSend while it
+// waits: a worker's RDMA Reads (pullReads), a wait for send-queue room
+// (sqBudget) or for a pool buffer (bigPool), a draining connection, and
+// the idle sweep, which takes the Send completions of a connection that
+// went quiet so that its slots count free.
+//
 // # Credits
 //
 // Each connection has 2*Credits slots, each with one Receive buffer and
@@ -87,7 +97,8 @@
 //     Receive completion until the reply's Send completes (they back
 //     Call.Args for inline calls).
 //   - Send buffers: S's worker builds the reply in place; the provider's
-//     from PostSend until the Send completion; then free.
+//     from PostSend until the Send completion is polled (with LazySend,
+//     when the next Receive or a watch wakes the loop); then free.
 //   - Pool buffers (call assembly, READ payload, Reply-chunk staging):
 //     lent to S, returned when S is released. The pool grows lazily up to
 //     a bound and keeps its buffers for later calls.

@@ -102,7 +102,16 @@ func (s *Server) sweep(every time.Duration) {
 			}
 			c.mu.Lock()
 			idle := c.busy == 0 && !c.draining
+			unreaped := c.busy > 0 && !c.draining
 			c.mu.Unlock()
+			if unreaped {
+				// No call came since the last tick: the replies still
+				// counted busy may be Sends whose completions the loop
+				// has not been woken for (LazySend). A watch held for
+				// an instant makes a waiting Poll return them.
+				c.vc.WatchSend()
+				c.vc.UnwatchSend()
+			}
 			if idle && now.Sub(c.lastSeen) >= s.cfg.IdleTimeout {
 				s.lim.idleLog.Info(c.log, "disconnecting idle connection", zap.Duration("idle", now.Sub(c.lastSeen)))
 				c.drain()

@@ -163,6 +163,8 @@ func (c *conn) pullReads(s *slot, inline []byte) ([]byte, error) {
 		return nil, errDead
 	}
 	s.setWait(waitRead)
+	c.vc.WatchSend() // the Read's completion is on the send queue
+	defer c.vc.UnwatchSend()
 	if err := c.postSend(s.wrs); err != nil {
 		c.sq.release(k)
 		return nil, err

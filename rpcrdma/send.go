@@ -172,6 +172,8 @@ func (c *conn) postReply(s *slot, n int, op verbs.WROpcode, inv uint32) {
 		s.sqHeld = k
 	}
 	s.setWait(waitSend)
+	s.replied = true // before the post: its completion may release s at once
+	c.replied.Add(1)
 	if err := c.postSend(s.wrs); err != nil {
 		if err != errDead && c.vc.Err() == nil {
 			c.log.Info("cannot post reply", zap.Error(err))

@@ -57,6 +57,9 @@ type slot struct {
 	sges   []verbs.SGE
 	used   []uint32
 	sqHeld int
+	// replied: the reply is posted (counted in conn.replied) and the
+	// slot waits for its Send's completion.
+	replied bool
 
 	// What the call waits for and since when (busy.go), and its XID
 	// once decoded: written by whoever runs the call, read by the log
@@ -150,6 +153,10 @@ func (c *conn) postRecv(s *slot) error {
 // the free list.
 func (c *conn) release(s *slot) {
 	s.setWait(waitNone)
+	if s.replied {
+		s.replied = false
+		c.replied.Add(-1)
+	}
 	c.sq.release(s.sqHeld)
 	s.sqHeld = 0
 	s.releaseBuffers()
@@ -176,6 +183,10 @@ type bigPool struct {
 	reserve int
 	budget  *pinnedBudget
 	charged int
+
+	// watch: as sqBudget's (buffers come back when a reply's Send
+	// completes).
+	watch sendWatcher
 
 	mu   sync.Mutex
 	cond sync.Cond
@@ -211,7 +222,7 @@ func (p *bigPool) get() (*verbs.MR, error) {
 		if len(p.all)+p.pending < p.max {
 			charged, ok := p.mayGrow()
 			if !ok {
-				p.cond.Wait()
+				p.wait()
 				continue
 			}
 			// Registering takes a system call: count the buffer as
@@ -244,8 +255,18 @@ func (p *bigPool) get() (*verbs.MR, error) {
 			p.mu.Unlock()
 			return m, nil
 		}
-		p.cond.Wait()
+		p.wait()
 	}
+}
+
+// wait waits for a buffer to come back, under a WatchSend. Caller holds
+// p.mu.
+func (p *bigPool) wait() {
+	if p.watch != nil {
+		p.watch.WatchSend()
+		defer p.watch.UnwatchSend()
+	}
+	p.cond.Wait()
 }
 
 func (p *bigPool) put(m *verbs.MR) {

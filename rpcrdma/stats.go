@@ -6,7 +6,9 @@
 // ends. Rarer events (chunks, RDMA Read and Write chains, Reply chunks,
 // QP errors, disconnects) add to the server's counters directly. Counts
 // and Stats add them up at scrape time; the calls in use are the
-// connections' own busy counts.
+// connections' own busy counts less their replies posted (a reply's slot
+// is released when its Send completes, which with verbs.Config.LazySend
+// is counted when the next call arrives).
 //
 // Buffer ownership: none; counters only.
 
@@ -26,7 +28,7 @@ type connCounters struct {
 
 // liveCounts are the per-call counters of the server: those of ended
 // connections (folded into the server's) plus those of the connections
-// open, and the calls in use (received, not yet released).
+// open, and the calls in use (received, not yet answered).
 type liveCounts struct {
 	inlineIn, inlineOut uint64
 	copied, inline      int64
@@ -46,6 +48,9 @@ func (s *Server) liveCounts() liveCounts {
 		c.mu.Lock()
 		l.inUse += int64(c.busy)
 		c.mu.Unlock()
+		// Read after busy: a release lowers replied before busy, so a
+		// scrape between counts a call more, never fewer.
+		l.inUse -= c.replied.Load()
 	}
 	return l
 }

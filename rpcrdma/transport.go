@@ -373,7 +373,10 @@ type conn struct {
 	lastSeen time.Time
 
 	mu   sync.Mutex
-	busy int // calls received and not yet released (the metrics' credits in use)
+	busy int // calls received and not yet released (slots held)
+	// replied counts the busy slots whose reply is posted (slot.replied):
+	// busy less replied is the metrics' credits in use.
+	replied atomic.Int64
 	// owed is the Receives consumed and not replaced (credits.go);
 	// written by the completion goroutine only.
 	owed     int
@@ -423,7 +426,11 @@ func (s *Server) accept(req verbs.ConnRequest) {
 	if cfg.AckTimeout > 0 {
 		ackTimeout = verbs.AckTimeoutExponent(cfg.AckTimeout)
 	}
-	vc, err := req.Conn(verbs.Config{MaxSendWR: sqDepth, MaxRecvWR: nslots, MaxSendSGE: 1, MaxRecvSGE: 1, AckTimeout: ackTimeout})
+	// LazySend: a reply's Send completion only releases its slot, which
+	// can wait for the next call's Receive; whatever waits on a send-queue
+	// completion holds a WatchSend (pullReads, sqBudget, bigPool, drain,
+	// the idle sweep).
+	vc, err := req.Conn(verbs.Config{MaxSendWR: sqDepth, MaxRecvWR: nslots, MaxSendSGE: 1, MaxRecvSGE: 1, AckTimeout: ackTimeout, LazySend: true})
 	if err != nil {
 		log.Warn("cannot create queue pair; rejecting", zap.Error(err))
 		req.Reject(nil)
@@ -431,7 +438,9 @@ func (s *Server) accept(req verbs.ConnRequest) {
 	}
 	c.vc = vc
 	c.sq = newSQBudget(sqDepth)
+	c.sq.watch = vc
 	c.big = newBigPool(vc.Register, s.bigSize, s.bigPoolMax(), verbs.AccessLocalWrite)
+	c.big.watch = vc
 	c.big.reserve, c.big.budget = minBigBuffers, &s.lim.pinned
 	fail := func(what string, err error) {
 		log.Warn("connection set-up failed; rejecting", zap.String("step", what), zap.Error(err))
@@ -625,11 +634,14 @@ func (c *conn) runsInline(s *slot) bool {
 // drain makes the connection finish the calls it has and then disconnect.
 func (c *conn) drain() {
 	c.mu.Lock()
+	watch := !c.draining && c.busy > 0
 	c.draining = true
 	idle := c.busy == 0
 	c.mu.Unlock()
 	if idle {
 		c.disconnect("drained")
+	} else if watch {
+		c.vc.WatchSend() // the last release disconnects; held until then
 	}
 }
 
