@@ -27,7 +27,10 @@
 # BENCH_OUT (results directory; default a temp dir, printed at the end),
 # BENCH_CEPH (1: then the CephFS table, scripts/bench-ceph.sh with the same
 # workload into BENCH_OUT/ceph; 0: without it), BENCH_FIO (1: the fio
-# table; 0: without it).
+# table; 0: without it), BENCH_CPUS (unset: anywhere; a taskset(1) CPU
+# list such as "0": every server and client of the namespace runs on
+# those CPUs only, so that a run with one CPU shows a call without the
+# cross-CPU wake-ups of client and server; docs/performance.md section 13).
 # Needs root (unshare, apt-get); the CephFS table needs the Ceph daemons
 # (scripts/deps.sh). Nothing is installed into the repo.
 set -euo pipefail
@@ -51,6 +54,9 @@ fi
 EXPORT_FS=${BENCH_EXPORT_FS:-}
 CEPH=${BENCH_CEPH:-1}
 FIO_ON=${BENCH_FIO:-1}
+CPUS=${BENCH_CPUS:-}
+PIN=()
+[ -n "$CPUS" ] && PIN=(taskset -c "$CPUS")
 case $EXPORT_FS in "" | tmpfs) ;; *)
 	echo "bench-peers: BENCH_EXPORT_FS must be empty or tmpfs" >&2
 	exit 2
@@ -392,11 +398,12 @@ fi
 log "running in a private network namespace: $REPS repetitions of: $SERVERS"
 BENCH_SIZE=$SIZE BENCH_BLOCK=$BLOCK BENCH_QD=$QD BENCH_RAND_QD=$RAND_QD BENCH_RAND_TIME=$RAND_TIME \
 	BENCH_FILES=$FILES BENCH_REPS=$REPS BENCH_SERVERS=$SERVERS BENCH_EXPORT_FS=$EXPORT_FS \
-	unshare -n -m --propagation private "$0" --inner "$WORK" "$OUT"
+	"${PIN[@]}" unshare -n -m --propagation private "$0" --inner "$WORK" "$OUT"
 
 echo
 echo "== bench-peers: $(nproc) cores, $(($(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1048576)) GiB, $(. /etc/os-release && echo "$PRETTY_NAME"), kernel $(uname -r), exports on ${EXPORT_FS:-$(df --output=fstype /tmp | tail -1)}"
 echo "== go-nfs $(cut -d' ' -f2 "$OUT/go-nfs.version" 2>/dev/null || echo '-'), $(cat "$OUT/ganesha.version" 2>/dev/null || echo 'Ganesha -'), gonfsrdma $(cd "$ROOT" && git rev-parse --short HEAD)${BASE:+, gonfsrdma-base $(cd "$ROOT" && git rev-parse --short "$BASE")}, $(cat "$OUT/fio.version" 2>/dev/null || echo 'fio -')"
+[ -n "$CPUS" ] && echo "== servers and clients ran on CPUs $CPUS only (BENCH_CPUS)"
 [ -e "$WORK/no-ganesha.why" ] && echo "== Ganesha did not run: $(cat "$WORK/no-ganesha.why")"
 [ -s "$OUT/loadavg" ] && echo "== 1-minute load average at the start of each run: $(sort -n "$OUT/loadavg" | head -1) to $(sort -n "$OUT/loadavg" | tail -1) (the machine's other work shares these cores)"
 rc=0
