@@ -336,7 +336,17 @@ fi
 WORK=$(mktemp -d /tmp/bench-peers.XXXXXX)
 OUT=${BENCH_OUT:-$WORK/results}
 mkdir -p "$OUT" "$WORK/state"
-trap 'rm -rf "$WORK/export-"* "$WORK/gonfs"' EXIT
+# At the end only the results stay: WORK goes whole when they are in
+# BENCH_OUT, and but for WORK/results otherwise (the binaries, the
+# exports and the state are over 100 MB a run).
+cleanup_work() {
+	if [ "$OUT" != "$WORK/results" ]; then
+		rm -rf "$WORK"
+	else
+		find "$WORK" -mindepth 1 -maxdepth 1 ! -name results -exec rm -rf {} +
+	fi
+}
+trap cleanup_work EXIT
 start=$(date +%s)
 
 log "building gonfsrdma"
