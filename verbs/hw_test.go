@@ -104,3 +104,44 @@ func TestRDMACloseReleasesAfterDisconnect(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// BenchmarkRDMARegisterRange is what the project's client pays per chunk
+// on a device whose windows do not bound their range (rxe): a
+// registration of the chunk's range (ibv_reg_mr on memory already
+// registered, its pages pinned again) and its deregistration.
+//
+//	GONFSRDMA_RDMA_ADDR=10.0.2.15 go test -tags rdmahw -run '^$' -bench RegisterRange ./verbs/
+func BenchmarkRDMARegisterRange(b *testing.B) {
+	ip := os.Getenv("GONFSRDMA_RDMA_ADDR")
+	if ip == "" {
+		b.Skip("GONFSRDMA_RDMA_ADDR not set (see TestRDMAConformance)")
+	}
+	if err := verbs.RaiseMemlock(64 << 20); err != nil {
+		b.Fatal(err)
+	}
+	prov, err := verbs.NewRDMAProvider()
+	if err != nil {
+		b.Fatalf("NewRDMAProvider: %v", err)
+	}
+	defer prov.Close()
+	port := 23000 + os.Getpid()%2000
+	e := &verbstest.Env{Prov: prov, NewAddr: func() string {
+		port++
+		return net.JoinHostPort(ip, fmt.Sprint(port))
+	}}
+	p := verbstest.ConnectPair(b, e, verbstest.PairOpts{})
+	for _, n := range []int{4 << 10, 64 << 10, verbstest.MRSize} {
+		b.Run(fmt.Sprintf("%dKiB", n>>10), func(b *testing.B) {
+			b.SetBytes(int64(n))
+			for b.Loop() {
+				sub, err := verbs.RegisterRange(p.Cli, p.CMR, 0, n, verbs.AccessLocalWrite|verbs.AccessRemoteRead)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := sub.Deregister(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
