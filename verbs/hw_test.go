@@ -23,31 +23,40 @@ import (
 // Server and client both use that IP (rxe loops back); each case listens
 // on a fresh port.
 func TestRDMAConformance(t *testing.T) {
+	e, prov := rdmaEnv(t, 21000)
+	defer prov.Close()
+	verbstest.Run(t, func(t *testing.T) *verbstest.Env { return e })
+}
+
+// rdmaEnv is the real device at GONFSRDMA_RDMA_ADDR (the test or
+// benchmark is skipped when it is not set), with the memlock limit
+// raised, as a conformance Env whose addresses are that IP on a fresh
+// port each, counting up from basePort plus a share of the PID. The
+// caller closes the provider.
+func rdmaEnv(tb testing.TB, basePort int) (*verbstest.Env, *verbs.RDMAProvider) {
+	tb.Helper()
 	ip := os.Getenv("GONFSRDMA_RDMA_ADDR")
 	if ip == "" {
-		t.Skip("GONFSRDMA_RDMA_ADDR not set: set it to the IP of an RDMA-capable interface (e.g. rdma_rxe) to run against real hardware")
+		tb.Skip("GONFSRDMA_RDMA_ADDR not set: set it to the IP of an RDMA-capable interface (e.g. rdma_rxe) to run against real hardware")
 	}
 	if net.ParseIP(ip) == nil {
-		t.Fatalf("GONFSRDMA_RDMA_ADDR=%q is not an IP address", ip)
+		tb.Fatalf("GONFSRDMA_RDMA_ADDR=%q is not an IP address", ip)
 	}
 	if err := verbs.RaiseMemlock(64 << 20); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	prov, err := verbs.NewRDMAProvider()
 	if err != nil {
-		t.Fatalf("NewRDMAProvider: %v", err)
+		tb.Fatalf("NewRDMAProvider: %v", err)
 	}
-	defer prov.Close()
-	port := 21000 + os.Getpid()%2000
-	verbstest.Run(t, func(t *testing.T) *verbstest.Env {
-		return &verbstest.Env{
-			Prov: prov,
-			NewAddr: func() string {
-				port++
-				return net.JoinHostPort(ip, fmt.Sprint(port))
-			},
-		}
-	})
+	port := basePort + os.Getpid()%2000
+	return &verbstest.Env{
+		Prov: prov,
+		NewAddr: func() string {
+			port++
+			return net.JoinHostPort(ip, fmt.Sprint(port))
+		},
+	}, prov
 }
 
 // TestRDMACloseReleasesAfterDisconnect: a connection the server closes
@@ -57,17 +66,7 @@ func TestRDMAConformance(t *testing.T) {
 // provider holds one cm id less within seconds. Closing the provider does
 // not wait for a lingering id.
 func TestRDMACloseReleasesAfterDisconnect(t *testing.T) {
-	ip := os.Getenv("GONFSRDMA_RDMA_ADDR")
-	if ip == "" {
-		t.Skip("GONFSRDMA_RDMA_ADDR not set (see TestRDMAConformance)")
-	}
-	if err := verbs.RaiseMemlock(64 << 20); err != nil {
-		t.Fatal(err)
-	}
-	prov, err := verbs.NewRDMAProvider()
-	if err != nil {
-		t.Fatalf("NewRDMAProvider: %v", err)
-	}
+	e, prov := rdmaEnv(t, 23000)
 	// After the pair's own clean-up (clean-ups run last first).
 	t.Cleanup(func() {
 		done := make(chan struct{})
@@ -78,11 +77,7 @@ func TestRDMACloseReleasesAfterDisconnect(t *testing.T) {
 			t.Error("provider Close did not return within 5 s")
 		}
 	})
-	port := 23000 + os.Getpid()%2000
-	p := verbstest.ConnectPair(t, &verbstest.Env{
-		Prov:    prov,
-		NewAddr: func() string { return net.JoinHostPort(ip, fmt.Sprint(port)) },
-	}, verbstest.PairOpts{})
+	p := verbstest.ConnectPair(t, e, verbstest.PairOpts{})
 	ids0, _ := prov.Held() // the listener, the server's and the client's connections
 	p.Srv.Close()
 	p.SMR.Deregister() // its last MR: the cm id is released (or lingers) now
@@ -112,23 +107,8 @@ func TestRDMACloseReleasesAfterDisconnect(t *testing.T) {
 //
 //	GONFSRDMA_RDMA_ADDR=10.0.2.15 go test -tags rdmahw -run '^$' -bench RegisterRange ./verbs/
 func BenchmarkRDMARegisterRange(b *testing.B) {
-	ip := os.Getenv("GONFSRDMA_RDMA_ADDR")
-	if ip == "" {
-		b.Skip("GONFSRDMA_RDMA_ADDR not set (see TestRDMAConformance)")
-	}
-	if err := verbs.RaiseMemlock(64 << 20); err != nil {
-		b.Fatal(err)
-	}
-	prov, err := verbs.NewRDMAProvider()
-	if err != nil {
-		b.Fatalf("NewRDMAProvider: %v", err)
-	}
+	e, prov := rdmaEnv(b, 25000)
 	defer prov.Close()
-	port := 23000 + os.Getpid()%2000
-	e := &verbstest.Env{Prov: prov, NewAddr: func() string {
-		port++
-		return net.JoinHostPort(ip, fmt.Sprint(port))
-	}}
 	p := verbstest.ConnectPair(b, e, verbstest.PairOpts{})
 	for _, n := range []int{4 << 10, 64 << 10, verbstest.MRSize} {
 		b.Run(fmt.Sprintf("%dKiB", n>>10), func(b *testing.B) {

@@ -809,17 +809,17 @@ func (c *rdmaConn) sendCQToArm() *C.struct_ibv_cq {
 		return c.scq
 	}
 	c.recvOnly.Store(true)
-	if c.sendWatch.Load() > 0 {
-		c.recvOnly.Store(false)
-		return c.scq
-	}
+	dead := false
 	select {
 	case <-c.done:
-		c.recvOnly.Store(false)
-		return c.scq
+		dead = true
 	default:
 	}
-	return nil
+	if c.sendWatch.Load() == 0 && !dead {
+		return nil
+	}
+	c.recvOnly.Store(false)
+	return c.scq
 }
 
 // WatchSend implements Conn.
