@@ -442,6 +442,7 @@ if [[ -s $oshare/results/rows.tsv ]]; then
 	sed 's/^/one guest: /' "$oshare/results/chunks.txt" >>"$RES/chunks.txt" 2>/dev/null || true
 	# the client's RDMA counters of the RDMA phases, for the perf table
 	cat "$oshare/results/client-rdma.tsv" >>"$RES/client-rdma.tsv" 2>/dev/null || true
+	cat "$oshare/results/guest-cpu.tsv" >>"$RES/guest-cpu.tsv" 2>/dev/null || true
 fi
 
 echo

@@ -106,6 +106,7 @@ perf() {
 	for f in "$res"/bench-*.txt; do [[ -s $f ]] && files+=("$f"); done
 	local cost=()
 	[[ -s $res/client-rdma.tsv ]] && cost=("$res/client-rdma.tsv")
+	[[ -s $res/guest-cpu.tsv ]] && cost+=("$res/guest-cpu.tsv")
 	awk -F'\t' -v OFS='\t' '
 		# kernel client dd of the large file, from the workload rows
 		FILENAME ~ /rows\.tsv$/ {
@@ -125,6 +126,31 @@ perf() {
 			for (j = 1; j <= 3; j++) {
 				m = "client " what[j] ", " $3
 				v[$1 "-" $2, m] = $(3 + j)
+				if (!(m in seen)) { seen[m] = 1; order[++n] = m }
+			}
+			next
+		}
+		# CPU time and rxe loss of the large write and read on both
+		# guests (guest/test.sh phase_cpu_end): lower is better. The dd
+		# rows take the dd alone from it (the row also times its checks).
+		FILENAME ~ /guest-cpu\.tsv$/ {
+			if ($4 <= 0) next
+			k = $1 "-" $2
+			split($3, w, " ")
+			m = (w[3] == "write") ? "dd write " w[1] " MiB, conv=fsync (MiB/s)" : "dd read " w[1] " MiB, cold cache (MiB/s)"
+			if ((k, m) in v) v[k, m] = w[1] / ($4 / 1000)
+			split("client guest CPU s|server guest CPU s|server CPU s", what, "|")
+			for (j = 1; j <= 3; j++) {
+				m = what[j] ", " $3
+				v[k, m] = $(4 + j) / 1000
+				if (!(m in seen)) { seen[m] = 1; order[++n] = m }
+			}
+			m = "server guest busy %, " $3
+			v[k, m] = 100 * $6 / $4
+			if (!(m in seen)) { seen[m] = 1; order[++n] = m }
+			if (NF >= 13 && $2 == "rdma") {
+				m = "rxe loss signs (both guests), " $3
+				v[k, m] = $10 + $13
 				if (!(m in seen)) { seen[m] = 1; order[++n] = m }
 			}
 			next

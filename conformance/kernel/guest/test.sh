@@ -480,6 +480,61 @@ step_client_rdma_cost() { # tag phase
 	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$SERVER" "$XPORT" "$2" "${d[@]}" >>"$RES/client-rdma.tsv"
 	note "client: local invalidations +${d[0]}, MRs allocated +${d[1]}, failed marshals +${d[2]}"
 }
+# A phase's CPU time and Soft-RoCE packets on both guests, for the perf
+# table beside the other server's: results/guest-cpu.tsv (server,
+# transport, phase, wall ms, client guest CPU ms, server guest CPU ms, the
+# server's own CPU ms, then per guest, client first: rxe packets sent,
+# received, and signs of loss). Each guest has one vCPU: a guest busy for
+# the whole phase was CPU-bound. The server guest's time includes rxe and
+# the NIC (softirq, kernel threads); the server's own is gonfsrdma's
+# process or knfsd's nfsd threads (server_sched). Guest CPU is /proc/stat's
+# busy time (user, nice, system, irq, softirq, steal) in ms (USER_HZ 100);
+# the server guest's end snapshot is read as its control command starts
+# (ctl.sh), so that the command's own work stays out of the phase.
+guest_cpu_ms() { # [CPU_LINE]: of /proc/stat, or the one given
+	local l=${1:-}
+	[[ -n $l ]] || IFS= read -r l </proc/stat
+	awk '{ printf "%d\n", ($2 + $3 + $4 + $7 + $8 + $9) * 10 }' <<<"$l"
+}
+# rxe_counts: "SENT RCVD LOSS", this guest's rxe0 packets and signs of
+# loss: the requester's retries (completer_retry_err) and sequence NAKs
+# received (rcvd_seq_err), the responder's duplicate and out-of-sequence
+# requests; zeros without rxe0
+rxe_counts() {
+	local d=/sys/class/infiniband/rxe0/ports/1/hw_counters n v=()
+	for n in sent_pkts rcvd_pkts completer_retry_err rcvd_seq_err duplicate_request out_of_seq_request; do
+		v+=("$(cat "$d/$n" 2>/dev/null || echo 0)")
+	done
+	echo "${v[0]} ${v[1]} $((v[2] + v[3] + v[4] + v[5]))"
+}
+server_cpu_snapshot() { # start|end, on the server guest: "GUEST_MS SERVER_MS SENT RCVD LOSS"
+	local s g
+	if [[ $1 == end && -n ${CTL_PROC_STAT:-} ]]; then g=$(guest_cpu_ms "$CTL_PROC_STAT"); else g=$(guest_cpu_ms); fi
+	s=$(server_sched)
+	echo "$g ${s#* } $(rxe_counts)"
+}
+phase_cpu_start() { # tag
+	local s
+	s=$(remote server_cpu_snapshot start) || s=""
+	echo "${EPOCHREALTIME/./} $(guest_cpu_ms) $(rxe_counts) $s" >"/tmp/cpu.$1"
+}
+phase_cpu_end() { # tag phase
+	local a b c s t1=${EPOCHREALTIME/./}
+	b=$(guest_cpu_ms)
+	read -ra c <<<"$(rxe_counts)"
+	s=$(remote server_cpu_snapshot end) || s=""
+	read -ra a <"/tmp/cpu.$1" 2>/dev/null
+	read -ra s <<<"$s"
+	((${#a[@]} == 10 && ${#s[@]} == 5)) || {
+		note "CPU time of the $2 not recorded (server guest control channel)"
+		return 0
+	}
+	local wall=$(((t1 - a[0]) / 1000)) cg=$((b - a[1])) sg=$((s[0] - a[5])) sp=$((s[1] - a[6]))
+	local cs=$((c[0] - a[2])) cr=$((c[1] - a[3])) cl=$((c[2] - a[4])) ss=$((s[2] - a[7])) sr=$((s[3] - a[8])) sl=$((s[4] - a[9]))
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$SERVER" "$XPORT" "$2" "$wall" "$cg" "$sg" "$sp" \
+		"$cs" "$cr" "$cl" "$ss" "$sr" "$sl" >>"$RES/guest-cpu.tsv"
+	note "CPU of the $2 over $wall ms: client guest $cg ms, server guest $sg ms, server $sp ms; rxe packets sent/received/loss signs: client $cs/$cr/$cl, server $ss/$sr/$sl"
+}
 step_chunk_check() { # tag field(1=read,2=write,3=reply) label
 	local a b
 	a=$(cut -d' ' -f"$2" "/tmp/chunks.$1.before" 2>/dev/null)
@@ -783,7 +838,9 @@ step_rw() { # size: write with dd, drop caches, read back through sha256sum
 step_big_write() {
 	need_mount
 	save_chunks big_write.before
+	phase_cpu_start big_write
 	dd if="$SRC/rand" of="$W/big" bs=1M conv=fsync status=none || fail "dd write of ${BIG_MB} MiB failed"
+	phase_cpu_end big_write "${BIG_MB} MiB write"
 	save_chunks big_write.after
 	[[ $(fsize "$W/big") == $((BIG_MB << 20)) ]] || fail "size after write is $(fsize "$W/big")"
 }
@@ -792,7 +849,9 @@ step_big_read() {
 	drop_caches
 	save_chunks big_read.before
 	local got
+	phase_cpu_start big_read
 	got=$(dd if="$W/big" bs=1M status=none | sha256sum) || fail "read failed"
+	phase_cpu_end big_read "${BIG_MB} MiB read"
 	save_chunks big_read.after
 	[[ ${got%% *} == "$(want_sum rand)" ]] || fail "content of the ${BIG_MB} MiB file differs"
 }
