@@ -20,19 +20,22 @@ import (
 type slotWait int32
 
 const (
-	waitNone    slotWait = iota // free, or its Receive is posted
-	waitWorker                  // queued for a worker
-	waitBuffer                  // a registered pool buffer (bigPool.get)
-	waitSQ                      // room in the send queue (sqBudget.acquire)
-	waitRead                    // the completion of its RDMA Reads
-	waitHandler                 // the procedure's handler
-	waitSend                    // the completion of its reply's Send
+	waitNone       slotWait = iota // free, or its Receive is posted
+	waitWorker                     // queued for a worker
+	waitReadWindow                 // its turn to pull its Read chunks (Config.ReadWindow)
+	waitBuffer                     // a registered pool buffer (bigPool.get)
+	waitSQ                         // room in the send queue (sqBudget.acquire)
+	waitRead                       // the completion of its RDMA Reads
+	waitHandler                    // the procedure's handler
+	waitSend                       // the completion of its reply's Send
 )
 
 func (w slotWait) String() string {
 	switch w {
 	case waitWorker:
 		return "a worker"
+	case waitReadWindow:
+		return "its turn to pull its Read chunks"
 	case waitBuffer:
 		return "a pool buffer"
 	case waitSQ:

@@ -83,7 +83,10 @@
 // # The path of a WRITE (Read chunk at position P)
 //
 // The inline message runs up to P and continues after the data without
-// its pad. The worker borrows a pool buffer, copies inline[0:P) into it,
+// its pad. The worker first waits for its turn in the connection's read
+// window (Config.ReadWindow bytes of Read chunks pulled at once, first
+// come first served; a burst of large WRITEs is answered in arrival order
+// and borrows buffers a window at a time), then borrows a pool buffer, copies inline[0:P) into it,
 // posts RDMA Reads of the chunk's segments straight into place, writes the
 // XDR pad, copies the inline remainder, and waits for the last (signaled)
 // Read before dispatching: Call.Args is a slice of that registered buffer.
@@ -101,7 +104,11 @@
 //     when the next Receive or a watch wakes the loop); then free.
 //   - Pool buffers (call assembly, READ payload, Reply-chunk staging):
 //     lent to S, returned when S is released. The pool grows lazily up to
-//     a bound and keeps its buffers for later calls.
+//     a bound and keeps its buffers for later calls; once it holds a few
+//     (eager: twice the read window's worth, and two), a call waits for a
+//     buffer lent to a call whose reply is posted (it comes back with that
+//     Send's completion; the wait holds a WatchSend) rather than register
+//     another.
 //   - Every MR of a connection is deregistered by teardown after Conn.Close
 //     has returned every posted buffer, so the fabric's Stats return to
 //     zero after each connection. A removed device is the same: each

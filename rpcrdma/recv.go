@@ -117,6 +117,20 @@ func readPieces(total, piece int) int { return (total + piece - 1) / piece }
 // client leaves the pad out of the inline part). A position-zero chunk is
 // the whole call. All Reads complete before it returns.
 func (c *conn) pullReads(s *slot, inline []byte) ([]byte, error) {
+	// Wait for the read window first, holding no buffer: a burst of
+	// large WRITEs (the kernel client sends one per credit) pulls a few
+	// at a time, in arrival order, so the first are answered first and
+	// the pool grows to what is pulled at once, not to the burst.
+	var total int64
+	for _, ch := range s.cc.Reads {
+		total += int64(ch.Len)
+	}
+	need := min(total, c.readWindowSize)
+	s.setWait(waitReadWindow)
+	if err := c.readWindow.Acquire(c.ctx, need); err != nil {
+		return nil, errDead
+	}
+	defer c.readWindow.Release(need)
 	m, err := s.borrow()
 	if err != nil {
 		return nil, &shortageError{err}

@@ -174,6 +174,7 @@ func (c *conn) postReply(s *slot, n int, op verbs.WROpcode, inv uint32) {
 	s.setWait(waitSend)
 	s.replied = true // before the post: its completion may release s at once
 	c.replied.Add(1)
+	c.big.replying(s.nbig)
 	if err := c.postSend(s.wrs); err != nil {
 		if err != errDead && c.vc.Err() == nil {
 			c.log.Info("cannot post reply", zap.Error(err))

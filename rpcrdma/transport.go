@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/gonfsrdma/gonfsrdma/metrics/meter"
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
@@ -65,6 +66,12 @@ type Config struct {
 	// this is pulled with several Reads of at most ReadPiece bytes
 	// (recv.go readPieces). Default DefaultReadPiece; at least 4096.
 	ReadPiece int
+	// ReadWindow bounds the bytes of Read chunks one connection pulls at
+	// once (recv.go pullReads): a call whose Read chunks do not fit waits
+	// its turn, in arrival order, before it borrows a buffer. Default
+	// DefaultReadWindow; at least one call's largest record is let
+	// through alone.
+	ReadWindow int
 	// WritePiece bounds one RDMA Write: a Write or Reply chunk segment
 	// longer than this is pushed with several Writes of at most
 	// WritePiece bytes (rw.go writeSegments). Default DefaultWritePiece;
@@ -102,6 +109,11 @@ const (
 	// DefaultReadPiece is knfsd's largest RDMA Read on Soft-RoCE (32
 	// pages: rdma_rw over max_sge_rd 32).
 	DefaultReadPiece = 128 << 10
+	// DefaultReadWindow lets four 1 MiB WRITEs pull at once: more than
+	// the initiator depth keeps busy (16 Reads of ReadPiece), and a burst
+	// of the kernel client's WRITEs (one per credit) no longer makes the
+	// connection register a buffer per call.
+	DefaultReadWindow = 4 << 20
 	// DefaultWritePiece bounds one RDMA Write (rw.go writeSegments):
 	// 16 frames at Soft-RoCE's path MTU of 1024, so an ACK is asked for
 	// every 16 frames (knfsd's Writes there are 128 KiB).
@@ -163,6 +175,9 @@ func (c Config) withDefaults() Config {
 		c.ReadPiece = DefaultReadPiece
 	}
 	c.ReadPiece = max(c.ReadPiece, 4096)
+	if c.ReadWindow <= 0 {
+		c.ReadWindow = DefaultReadWindow
+	}
 	if c.WritePiece <= 0 {
 		c.WritePiece = DefaultWritePiece
 	}
@@ -345,12 +360,16 @@ type conn struct {
 	counts       connCounters
 	countsFolded bool
 
-	sendMax    int // bytes per Send: min(InlineSend, client's receive size)
-	recvSize   int
-	readPiece  int // Config.ReadPiece
-	writePiece int // Config.WritePiece
-	remoteInv  bool
-	credits    uint32
+	sendMax   int // bytes per Send: min(InlineSend, client's receive size)
+	recvSize  int
+	readPiece int // Config.ReadPiece
+	// readWindow admits calls to pull their Read chunks, Config.ReadWindow
+	// bytes at a time, first come first served (recv.go pullReads).
+	readWindow     *semaphore.Weighted
+	readWindowSize int64
+	writePiece     int // Config.WritePiece
+	remoteInv      bool
+	credits        uint32
 
 	recvMR, sendMR *verbs.MR
 	slots          []*slot
@@ -398,13 +417,15 @@ func (s *Server) accept(req verbs.ConnRequest) {
 	log := s.log.With(zap.String("remote", req.RemoteAddr()))
 	c := &conn{
 		srv: s, log: log,
-		sendMax:    min(cfg.InlineSend, pd.RecvSize),
-		recvSize:   cfg.InlineRecv,
-		readPiece:  cfg.ReadPiece,
-		writePiece: cfg.WritePiece,
-		remoteInv:  hasPD && pd.RemoteInvalidate && cfg.SendWithInvalidate,
-		credits:    uint32(cfg.Credits),
-		deadCh:     make(chan struct{}),
+		sendMax:        min(cfg.InlineSend, pd.RecvSize),
+		recvSize:       cfg.InlineRecv,
+		readPiece:      cfg.ReadPiece,
+		readWindow:     semaphore.NewWeighted(int64(cfg.ReadWindow)),
+		readWindowSize: int64(cfg.ReadWindow),
+		writePiece:     cfg.WritePiece,
+		remoteInv:      hasPD && pd.RemoteInvalidate && cfg.SendWithInvalidate,
+		credits:        uint32(cfg.Credits),
+		deadCh:         make(chan struct{}),
 	}
 	c.peer.Transport = oncrpc.RDMA
 	c.peer.Remote, _ = netip.ParseAddrPort(req.RemoteAddr())
@@ -442,6 +463,10 @@ func (s *Server) accept(req verbs.ConnRequest) {
 	c.big = newBigPool(vc.Register, s.bigSize, s.bigPoolMax(), verbs.AccessLocalWrite)
 	c.big.watch = vc
 	c.big.reserve, c.big.budget = minBigBuffers, &s.lim.pinned
+	// Twice what the read window lets pull at once, and a little more:
+	// past that, a call waits for a buffer coming back rather than
+	// register one (bigPool.eager).
+	c.big.eager = 2*(cfg.ReadWindow+s.bigSize-1)/s.bigSize + 2
 	fail := func(what string, err error) {
 		log.Warn("connection set-up failed; rejecting", zap.String("step", what), zap.Error(err))
 		req.Reject(nil)
