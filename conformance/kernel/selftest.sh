@@ -70,13 +70,14 @@ out=$("$HERE/tables.sh" stalls "$T/res" "$T/sres") || { echo "selftest: tables.s
 # signs per phase; a failed row keeps its dd row out
 mkdir -p "$T/perf"
 printf 'knfsd\trdma\twrite 64 MiB\tPASS\t9000\t\ngonfsrdma\trdma\twrite 64 MiB\tPASS\t9000\t\ngonfsrdma\ttcp\twrite 64 MiB\tFAIL\t100\tx\n' >"$T/perf/rows.tsv"
-printf 'knfsd\trdma\t64 MiB write\t8000\t2000\t4000\t700\t70000\t4000\t500\t4000\t67000\t90\ngonfsrdma\trdma\t64 MiB write\t4000\t3000\t3000\t1800\t90000\t900\t300\t900\t85000\t150\ngonfsrdma\ttcp\t64 MiB write\t2000\t1000\t2000\t1000\t0\t0\t0\t0\t0\t0\n' >"$T/perf/guest-cpu.tsv"
+printf 'knfsd\trdma\t64 MiB write\t8000\t2000\t4000\t700\t70000\t4000\t500\t4000\t67000\t90\nknfsd\trdma\t128 MiB cp in\t16000\t1\t1\t1\t0\t0\t0\t0\t0\t0\ngonfsrdma\trdma\t128 MiB cp in\t8000\t1\t1\t1\t0\t0\t0\t0\t0\t0\ngonfsrdma\trdma\t64 MiB write\t4000\t3000\t3000\t1800\t90000\t900\t300\t900\t85000\t150\ngonfsrdma\ttcp\t64 MiB write\t2000\t1000\t2000\t1000\t0\t0\t0\t0\t0\t0\n' >"$T/perf/guest-cpu.tsv"
 out=$("$HERE/tables.sh" perf "$T/perf" "$T/perf/rows.tsv") || { echo "selftest: tables.sh perf failed: $out"; bad=1; }
 for line in 'dd write 64 MiB, conv=fsync \(MiB/s\) *\| *8.0 \| *16.0 \| *2.00 \| *- \| *- \|' \
 	'server guest CPU s, 64 MiB write *\| *4.0 \| *3.0 \| *0.75 \| *- \| *2.0 \|' \
 	'server CPU s, 64 MiB write *\| *0.7 \| *1.8 \| *2.57 \|' \
 	'server guest busy %, 64 MiB write *\| *50.0 \| *75.0 \| *1.50 \| *- \| *100.0 \|' \
-	'rxe loss signs \(both guests\), 64 MiB write *\| *590.0 \| *450.0 \| *0.76 \| *- \| *- \|'; do
+	'rxe loss signs \(both guests\), 64 MiB write *\| *590.0 \| *450.0 \| *0.76 \| *- \| *- \|' \
+	'gonfsrdma cp 128 MiB in \(MiB/s\) *\| *8.0 \| *16.0 \| *2.00 \|'; do
 	grep -Eq "$line" <<<"$out" || { echo "selftest: tables.sh perf has no line like: $line"; echo "$out"; bad=1; }
 done
 ((bad == 0)) || { cat "$T/out"; exit 1; }

@@ -130,15 +130,23 @@ perf() {
 			}
 			next
 		}
-		# CPU time and rxe loss of the large write and read on both
-		# guests (guest/test.sh phase_cpu_end): lower is better. The dd
-		# rows take the dd alone from it (the row also times its checks).
+		# CPU time and rxe loss of the large write and read and of
+		# gonfsrdma cp in and out on both guests (guest/test.sh
+		# phase_cpu_end): lower is better. The dd rows take the dd alone
+		# from it (the row also times its checks).
 		FILENAME ~ /guest-cpu\.tsv$/ {
 			if ($4 <= 0) next
 			k = $1 "-" $2
 			split($3, w, " ")
-			m = (w[3] == "write") ? "dd write " w[1] " MiB, conv=fsync (MiB/s)" : "dd read " w[1] " MiB, cold cache (MiB/s)"
-			if ((k, m) in v) v[k, m] = w[1] / ($4 / 1000)
+			if (w[3] == "write" || w[3] == "read") {
+				m = (w[3] == "write") ? "dd write " w[1] " MiB, conv=fsync (MiB/s)" : "dd read " w[1] " MiB, cold cache (MiB/s)"
+				if ((k, m) in v) v[k, m] = w[1] / ($4 / 1000)
+			} else if (w[3] == "cp") {
+				# gonfsrdma cp (the user-space client) of the same run
+				m = "gonfsrdma cp " w[1] " MiB " w[4] " (MiB/s)"
+				v[k, m] = w[1] / ($4 / 1000)
+				if (!(m in seen)) { seen[m] = 1; order[++n] = m }
+			}
 			split("client guest CPU s|server guest CPU s|server CPU s", what, "|")
 			for (j = 1; j <= 3; j++) {
 				m = what[j] ", " $3

@@ -910,14 +910,18 @@ step_ucp_in() {
 		sum_of "$SRC/ucp" >"$SRC/ucp.sum"
 	fi
 	[[ $(fsize "$SRC/ucp") == $((UCP_MB << 20)) ]] || fail "the source is $(fsize "$SRC/ucp") bytes"
+	phase_cpu_start ucp_in
 	"$BIN" cp -q "$SRC/ucp" "$(ucp_url ucp.bin)" || fail "gonfsrdma cp to $(ucp_url ucp.bin) failed"
+	phase_cpu_end ucp_in "${UCP_MB} MiB cp in"
 	drop_caches
 	[[ $(sum_of "$W/ucp.bin") == "$(cat "$SRC/ucp.sum")" ]] || fail "the file read back through the kernel mount differs"
 }
 step_ucp_out() {
 	need_mount
 	rm -f /tmp/ucp.back
+	phase_cpu_start ucp_out
 	"$BIN" cp -q "$(ucp_url ucp.bin)" /tmp/ucp.back || fail "gonfsrdma cp from $(ucp_url ucp.bin) failed"
+	phase_cpu_end ucp_out "${UCP_MB} MiB cp out"
 	[[ $(sum_of /tmp/ucp.back) == "$(cat "$SRC/ucp.sum")" ]] || fail "the copy differs from the source"
 	rm -f /tmp/ucp.back "$W/ucp.bin"
 }
