@@ -76,6 +76,11 @@ func TestRDMAHardware(t *testing.T) {
 		// type", IBV_WC_REM_INV_REQ_ERR). The Linux client uses FRWR,
 		// so the server side is exercised by the kernel-VM mount.
 		{"PrivateDataNegotiation", TestPrivateDataNegotiation},
+		// Bursts of large WRITEs and READs: the read window and the
+		// pool's wait for buffers coming back, with rxe's Send
+		// completions reaped only when the loop wakes (LazySend).
+		{"ReadWindowBoundsPool", TestReadWindowBoundsPool},
+		{"ReadBurstBoundsPool", TestReadBurstBoundsPool},
 	}
 	for _, c := range cases {
 		t.Run(c.name, c.f)
