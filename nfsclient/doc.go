@@ -68,14 +68,17 @@
 //     nothing of the package aliases it after the call returns.
 //     WriteToAt into an *os.File writes the file only inside the blocks
 //     it copies and only until it returns: over TCP the connection's
-//     reader splices each READ's data from the socket into the file
-//     (oncrpc.ReplySink, Stats.BytesReadDirect), elsewhere it is
-//     pwritten from a pooled reply buffer.
+//     reader splices each READ's data from the socket into the file,
+//     over RDMA it is pwritten from the registered region the server
+//     placed it in, before that region is reused (oncrpc.ReplySink,
+//     Stats.BytesReadDirect); elsewhere it is pwritten from a pooled
+//     reply buffer.
 //   - Over RDMA, READ data is placed by the server into a registered
 //     region of the connection, reachable by the server only through a
 //     memory window bound for that one call and invalidated before the
 //     reply is decoded (see rpcrdma), and then copied into the caller's
-//     buffer: Go heap memory is never registered.
+//     buffer (or written into WriteToAt's file): Go heap memory is never
+//     registered.
 //   - Results (FileInfo, DirEntry, StatFS) are values the caller owns.
 //
 // A directory's path-to-handle mapping is cached for a few seconds, as

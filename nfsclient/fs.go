@@ -108,7 +108,9 @@ type Stats struct {
 	BytesRead, BytesWritten int64
 	// BytesReadDirect is the part of BytesRead that the transport wrote
 	// into a local file straight from the connection (WriteToAt into an
-	// *os.File over TCP), without a user-space copy.
+	// *os.File): spliced from the socket over TCP, pwritten from the
+	// registered region the server placed it in over RDMA; either way it
+	// is copied into no Go buffer.
 	BytesReadDirect int64
 	Commits         int64 // COMMIT calls
 	// Resends counts the times uncommitted data was written again because

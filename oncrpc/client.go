@@ -57,7 +57,8 @@ type ClientCall struct {
 	// Sink, when not nil with ReplyPayloadMax set, asks for the data of
 	// a SUCCESS reply to be written into a file instead of returned
 	// (client_sink.go). Like ReplyBuf, it is a hint: Client uses it on
-	// TCP; Sink.Placed says whether it was used.
+	// TCP, the RPC-over-RDMA client for Write-chunk data (ReplySink.Place);
+	// Sink.Placed says whether it was used.
 	Sink *ReplySink
 }
 

@@ -26,12 +26,13 @@ import (
 	"github.com/gonfsrdma/gonfsrdma/xdr"
 )
 
-// ReplySink asks a stream transport to write the bulk data part of a
-// call's SUCCESS reply into File at Off (pwrite semantics: File's own
-// offset does not move) instead of returning it. It is a hint: a
-// transport that cannot (RPC-over-RDMA, UDP, a connection that is not a
-// socket, a reply Locate does not accept) returns the reply whole and
-// Placed says so. The reply's data may be at most the call's
+// ReplySink asks a transport to write the bulk data part of a call's
+// SUCCESS reply into File at Off (pwrite semantics: File's own offset
+// does not move) instead of returning it. It is a hint: a transport that
+// cannot (UDP, a connection that is not a socket, a reply Locate does not
+// accept) returns the reply whole and Placed says so. A transport that
+// receives the data apart from the results (RPC-over-RDMA's Write chunk,
+// RFC 8166 section 3.4.5) writes it from where it landed with Place. The reply's data may be at most the call's
 // ReplyPayloadMax bytes long; a reply claiming more is returned whole, for
 // the caller's decoder to judge.
 type ReplySink struct {
@@ -62,6 +63,32 @@ const SinkHeadMax = 1024
 func (s *ReplySink) Placed() (n int, ok bool) { return s.placed, s.isPlace }
 
 func (s *ReplySink) reset() { s.placed, s.isPlace = 0, false }
+
+// Place is for a transport that holds a SUCCESS reply's data apart from
+// its results: results are the reply's results up to where the data was
+// cut out (for NFSv3 READ, the head through the data's length word), data
+// the bulk data. When Locate puts data of len(data) bytes right at the end
+// of results, Place writes data into File at Off and Placed reports it;
+// the caller then returns results alone. Otherwise (no File or Locate, an
+// error status, a head that does not describe data) it writes nothing and
+// returns false, and the caller returns the reply whole. A failed write
+// is a *SinkWriteError. Place resets what Placed reports first, so a
+// transport calls it once per reply of a call with a sink.
+func (s *ReplySink) Place(results, data []byte) (bool, error) {
+	s.reset()
+	if s.File == nil || s.Locate == nil || len(data) == 0 {
+		return false, nil
+	}
+	off, n, ok := s.Locate(results[:min(len(results), SinkHeadMax)])
+	if !ok || off != len(results) || n != len(data) {
+		return false, nil
+	}
+	if _, err := s.File.WriteAt(data, s.Off); err != nil {
+		return false, &SinkWriteError{Err: err}
+	}
+	s.placed, s.isPlace = n, true
+	return true, nil
+}
 
 // SinkWriteError is a reply whose data could not be written into its
 // ReplySink's file (the connection stays usable: the rest of the reply

@@ -369,3 +369,61 @@ func TestClientSinkIgnoredOnUDP(t *testing.T) {
 	}
 	checkSinkFile(t, f, 10, 0, nil)
 }
+
+// TestReplySinkPlace: what a transport that holds the data apart from the
+// results (RPC-over-RDMA) gets from Place. Data is written only when
+// Locate puts exactly len(data) bytes right at the end of the results;
+// anything else leaves the file alone and Placed false, and a Place
+// forgets what the one before it placed.
+func TestReplySinkPlace(t *testing.T) {
+	data := []byte("seventeen bytes!!")
+	head := words(uint32(len(data)))
+	for _, c := range []struct {
+		name          string
+		results, data []byte
+		locate        func([]byte) (int, int, bool)
+		want          bool
+	}{
+		{"placed", head, data, lengthLocate, true},
+		{"no data", head, nil, lengthLocate, false},
+		{"an error status", words(0xffffffff), data, lengthLocate, false},
+		{"a longer length word", words(uint32(len(data) + 1)), data, lengthLocate, false},
+		{"a shorter length word", words(uint32(len(data) - 1)), data, lengthLocate, false},
+		{"results after the length word", append(words(uint32(len(data))), 0, 0, 0, 0), data, lengthLocate, false},
+		{"no Locate", head, data, nil, false},
+	} {
+		f := sinkFile(t, 64)
+		s := &ReplySink{File: f, Off: 8, Locate: c.locate}
+		s.placed, s.isPlace = 99, true // a reply before this one
+		placed, err := s.Place(c.results, c.data)
+		if err != nil || placed != c.want {
+			t.Fatalf("%s: Place = %v, %v; want %v", c.name, placed, err, c.want)
+		}
+		n, ok := s.Placed()
+		if ok != c.want || (ok && n != len(data)) || (!ok && n != 0) {
+			t.Fatalf("%s: Placed = %d, %v", c.name, n, ok)
+		}
+		if c.want {
+			checkSinkFile(t, f, 64, 8, data)
+		} else {
+			checkSinkFile(t, f, 64, 0, nil)
+		}
+	}
+
+	// a file that cannot be written: a *SinkWriteError, nothing placed
+	f := sinkFile(t, 0)
+	ro, err := os.Open(f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	s := &ReplySink{File: ro, Locate: lengthLocate}
+	placed, err := s.Place(head, data)
+	var swe *SinkWriteError
+	if placed || !errors.As(err, &swe) {
+		t.Fatalf("Place into a read-only file: %v, %v", placed, err)
+	}
+	if _, ok := s.Placed(); ok {
+		t.Fatal("Placed after a failed write")
+	}
+}

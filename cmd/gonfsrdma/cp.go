@@ -342,8 +342,9 @@ func copyFile(s *session, j cpJob, bar *progressbar.ProgressBar) (int64, error) 
 		var n int64
 		if regular(out) {
 			// Each READ's worker writes its block where it belongs,
-			// straight from the socket on TCP: the bar follows the
-			// READs, since no WriteAt call sees the data.
+			// straight from the socket on TCP, from the registered
+			// region on RDMA: the bar follows the READs, since no
+			// WriteAt call sees the data.
 			stop := followReads(j.src.fs, bar)
 			n, err = in.WriteToAt(out, 0)
 			stop(n)

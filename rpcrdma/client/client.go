@@ -391,7 +391,9 @@ type CallOpts struct {
 // Call implements oncrpc.Caller. The results are appended to
 // cc.ReplyBuf[:0] when it is not nil (they alias it when its capacity
 // suffices); the Write-chunk payload is copied there from the registered
-// region it was placed in (counted in Stats as payload copies).
+// region it was placed in (counted in Stats as payload copies), or, when
+// cc.Sink accepts it (oncrpc.ReplySink.Place), written from that region
+// into the sink's file and left out of the results (payloads placed).
 func (c *Client) Call(ctx context.Context, cc *oncrpc.ClientCall) ([]byte, error) {
 	var dst []byte
 	if cc.ReplyBuf != nil {
@@ -430,6 +432,18 @@ func (c *Client) CallWith(ctx context.Context, cc *oncrpc.ClientCall, opts *Call
 	res, err := oncrpc.ParseReply(msg)
 	if err != nil {
 		return nil, err
+	}
+	if cc.Sink != nil {
+		// the Write chunk's data goes from the region it landed in
+		// straight into the sink's file, instead of through dst
+		placed, err := cc.Sink.Place(res, payload)
+		if err != nil {
+			return nil, err
+		}
+		if placed {
+			c.stats.payloadPlaced.Add(1)
+			return append(dst, res...), nil
+		}
 	}
 	dst = append(dst, res...)
 	if payload != nil {

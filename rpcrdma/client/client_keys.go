@@ -63,6 +63,10 @@ type Stats struct {
 	// into the caller's memory: the region is the bounce buffer, since
 	// caller (Go heap) memory is never registered.
 	PayloadCopies, PayloadBytes int64
+	// PayloadsPlaced counts Write-chunk payloads written from that region
+	// straight into a ReplySink's file (oncrpc.ReplySink.Place), copied
+	// into no Go memory.
+	PayloadsPlaced int64
 	// Windowless is set when the connection exposes chunks through
 	// per-call registrations instead of windows (probeWindows);
 	// CallRegistrations and CallDeregistrations count those.
@@ -72,7 +76,7 @@ type Stats struct {
 
 type clientCounters struct {
 	registrations, windows, binds, remoteInv, localInv atomic.Int64
-	payloadCopies, payloadBytes                        atomic.Int64
+	payloadCopies, payloadBytes, payloadPlaced         atomic.Int64
 	callRegs, callDeregs                               atomic.Int64
 }
 
@@ -86,6 +90,7 @@ func (c *Client) Stats() Stats {
 		LocalInvalidations:  c.stats.localInv.Load(),
 		PayloadCopies:       c.stats.payloadCopies.Load(),
 		PayloadBytes:        c.stats.payloadBytes.Load(),
+		PayloadsPlaced:      c.stats.payloadPlaced.Load(),
 		Windowless:          c.windowless,
 		CallRegistrations:   c.stats.callRegs.Load(),
 		CallDeregistrations: c.stats.callDeregs.Load(),

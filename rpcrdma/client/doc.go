@@ -34,6 +34,9 @@
 //     instead (verbs.RegisterRange) and deregisters them at the same
 //     points; chosen once per connection (probeWindows).
 //   - Results are copied out (or appended to ClientCall.ReplyBuf), so
-//     callers own what Call returns. Close frees every region and window
+//     callers own what Call returns. A Write-chunk payload that a
+//     call's ReplySink accepts is written into its file from the "in"
+//     region, after the call's keys are invalidated and before the slot
+//     is freed, and copied nowhere else. Close frees every region and window
 //     after the queue pair is closed and no call is still running.
 package client
