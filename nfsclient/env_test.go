@@ -21,7 +21,7 @@ import (
 // server is an in-process gonfsrdma daemon exporting a fresh directory rw
 // to loopback, over TCP and over RPC-over-RDMA on a software fabric.
 type server struct {
-	t        *testing.T
+	t        testing.TB
 	dir      string
 	cfg      daemon.Config
 	d        *daemon.Daemon
@@ -31,7 +31,7 @@ type server struct {
 
 var rdmaSeq atomic.Int32
 
-func startServer(t *testing.T) *server {
+func startServer(t testing.TB) *server {
 	t.Helper()
 	dir := exporttest.Dir(t, 0o755)
 	exportsFile := exporttest.File(t, fmt.Sprintf("%s 127.0.0.1(rw,no_root_squash,insecure,fsid=7)\n", dir))
@@ -83,7 +83,7 @@ func (s *server) restart() {
 	s.start()
 }
 
-func portOf(t *testing.T, addr string) int {
+func portOf(t testing.TB, addr string) int {
 	_, p, err := net.SplitHostPort(addr)
 	if err != nil {
 		t.Fatal(err)
