@@ -32,9 +32,10 @@ import (
 // cannot (UDP, a connection that is not a socket, a reply Locate does not
 // accept) returns the reply whole and Placed says so. A transport that
 // receives the data apart from the results (RPC-over-RDMA's Write chunk,
-// RFC 8166 section 3.4.5) writes it from where it landed with Place. The reply's data may be at most the call's
-// ReplyPayloadMax bytes long; a reply claiming more is returned whole, for
-// the caller's decoder to judge.
+// RFC 8166 section 3.4.6) writes it from where it landed with Place. The
+// reply's data may be at most the call's ReplyPayloadMax bytes long; a
+// reply claiming more is returned whole, for the caller's decoder to
+// judge.
 type ReplySink struct {
 	File *os.File
 	Off  int64

@@ -137,7 +137,10 @@ type cslot struct {
 	segs      []proto.Segment
 	rsegs     []proto.ReadSegment
 	wchunks   [1]proto.Chunk
-	buf       []byte // scratch for marshaling
+	// wOffered is the length of the Write chunk the call offered (0:
+	// none); a reply's Write chunk may not claim more (decodeReply).
+	wOffered int
+	buf      []byte // scratch for marshaling
 }
 
 type creply struct {
@@ -433,9 +436,13 @@ func (c *Client) CallWith(ctx context.Context, cc *oncrpc.ClientCall, opts *Call
 	if err != nil {
 		return nil, err
 	}
-	if cc.Sink != nil {
-		// the Write chunk's data goes from the region it landed in
-		// straight into the sink's file, instead of through dst
+	if cc.Sink != nil && len(payload) <= cc.ReplyPayloadMax {
+		// The Write chunk's data goes from the region it landed in
+		// straight into the sink's file, instead of through dst. A
+		// server that claims more than the call offered (decodeReply
+		// bounds it by the region only) gets its reply returned whole,
+		// for the caller's decoder to refuse: the file is written only
+		// inside [Off, Off+ReplyPayloadMax), as on TCP.
 		placed, err := cc.Sink.Place(res, payload)
 		if err != nil {
 			return nil, err
@@ -531,6 +538,7 @@ func (c *Client) marshal(s *cslot, xid uint32, cc *oncrpc.ClientCall, opts *Call
 	hh.XID, hh.Credits = xid, uint32(c.cfg.Credits)
 	hh.Proc = proto.ProcMsg
 	s.segs = s.segs[:0]
+	s.wOffered = 0
 	// Reply side chunks, in the "in" region: Write chunk first.
 	inOff := 0
 	wantWrite := cc.ReplyPayloadMax > 0 && cc.ReplyPayloadMax+256 > c.recvMax
@@ -579,6 +587,7 @@ func (c *Client) marshal(s *cslot, xid uint32, cc *oncrpc.ClientCall, opts *Call
 		}
 		s.wchunks[0] = ch
 		hh.WriteList = s.wchunks[:1]
+		s.wOffered = ch.Len()
 		inOff = c.cfg.MaxRecord
 	}
 	if wantReply {
@@ -748,9 +757,14 @@ func (c *Client) decodeReply(s *cslot, r creply) (msg, payload []byte, err error
 		if len(h.WriteList) == 0 {
 			return inline, nil, nil
 		}
+		// RFC 8166 section 3.4.6: the reply's Write list has the chunk
+		// the call offered, with the lengths the responder wrote.
+		if len(h.WriteList) != 1 || s.wOffered == 0 || s.in == nil {
+			return nil, nil, fmt.Errorf("rpcrdma: reply has %d Write chunks, the call offered %d", len(h.WriteList), min(s.wOffered, 1))
+		}
 		n := h.WriteList[0].Len()
-		if n > c.cfg.MaxRecord || s.in == nil {
-			return nil, nil, errors.New("rpcrdma: bad Write list in reply")
+		if n > s.wOffered || n > c.cfg.MaxRecord {
+			return nil, nil, fmt.Errorf("rpcrdma: reply's Write chunk claims %d bytes, the call offered %d", n, s.wOffered)
 		}
 		return inline, s.in.Bytes()[:n], nil
 	case proto.ProcNoMsg:
