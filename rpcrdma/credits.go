@@ -7,7 +7,8 @@
 // included, grants Credits. A Receive that could not be re-posted (the
 // post failed, or no slot was free) is owed: until it is posted again
 // every reply grants that many fewer (grant, proto.Grant), so the client
-// never has more calls in flight than Receives are posted for it. The
+// never has more calls in flight than Receives are posted for it; a Send
+// completion that frees a slot posts an owed Receive (postOwed). The
 // send-queue budget counts work requests posted and not yet retired; a
 // worker reserves a whole chain before posting it and the completion path
 // returns it.
@@ -31,9 +32,34 @@ import (
 // tears the connection down (the client reconnects and retransmits)
 // rather than let the client's Send meet no Receive; the replies still
 // on their way out until then grant only what is posted.
-func (c *conn) repost() {
+func (c *conn) repost() { c.postReceives(1) }
+
+// postOwed runs on the completion goroutine after a Send completion freed
+// a slot: it posts the Receives still owed. A slot stays busy until its
+// reply's Send completes, and with verbs.Config.LazySend that completion
+// is reaped only when the loop polls; so the slots can all be held by
+// calls in progress and by replies whose Send is not yet reaped while
+// the client is within its grant (rxe acknowledges a Send well after the
+// client has its reply, so its next calls can arrive first). Without
+// this, an owed Receive waited for the next Receive to complete, which
+// never comes once none is posted (the grant does not go below 1): the
+// client's next Send met no Receive and the connection died.
+func (c *conn) postOwed() {
 	c.mu.Lock()
-	want := 1 + c.owed
+	owed := c.owed
+	c.mu.Unlock()
+	if owed > 0 {
+		c.postReceives(0)
+	}
+}
+
+// postReceives posts consumed Receives plus those owed, while free slots
+// last. While any is owed the connection holds a WatchSend, so that the
+// completion loop wakes for the Send completion that frees a slot
+// (postOwed).
+func (c *conn) postReceives(consumed int) {
+	c.mu.Lock()
+	want := consumed + c.owed
 	c.mu.Unlock()
 	posted := 0
 	var err error
@@ -56,21 +82,33 @@ func (c *conn) repost() {
 		posted++
 	}
 	c.mu.Lock()
-	c.owed += 1 - posted
+	c.owed += consumed - posted
 	owed := c.owed
 	noSlot := err == nil && owed > 0
 	warn := noSlot && !c.warned
 	c.warned = c.warned || warn
+	watch := noSlot && !c.owedWatch
+	unwatch := !noSlot && c.owedWatch
+	c.owedWatch = noSlot
 	c.mu.Unlock()
+	if watch {
+		c.vc.WatchSend()
+	}
+	if unwatch {
+		c.vc.UnwatchSend()
+	}
 	switch {
 	case err != nil:
 		// Logged once, with the connection's end (failure.go).
 		c.failure.record(err, "receive re-post")
 		c.disconnect("a Receive could not be re-posted")
 	case warn:
-		// More calls in flight than credits granted: the client's next
-		// Send will find no Receive and the connection will die.
-		c.log.Warn("client exceeds its credit grant; cannot re-post a receive", zap.Uint32("credits", c.credits))
+		// Every slot is held: by calls in progress, by replies whose
+		// Send has not completed yet, or by a client past its grant.
+		// Replies grant fewer credits until a freed slot takes the
+		// Receive (postOwed).
+		c.log.Info("no free slot to re-post a Receive; granting fewer credits until one frees",
+			zap.Uint32("credits", c.credits), zap.Int("owed", owed))
 	}
 }
 

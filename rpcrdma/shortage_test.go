@@ -195,3 +195,55 @@ func TestOverrunLowersGrant(t *testing.T) {
 	default:
 	}
 }
+
+// TestOwedReceivePostedWhenSlotFrees: every slot held while the client is
+// within its grant (calls in progress, replies whose Send completion the
+// completion loop has not reaped yet: verbs.Config.LazySend; seen on
+// Soft-RoCE, where the client's ACK of a reply can come after its next
+// calls). The Receive that could not be re-posted is owed, the grant
+// drops, and the connection watches its send queue; the Send completion
+// that frees a slot posts the owed Receive at once (postOwed), the grant
+// is whole again and the watch is released. Before, an owed Receive
+// waited for the next Receive to complete, which never came once none was
+// posted: the client's next Send met no Receive and the connection died
+// (rpcrdma-hw.test GrantRespected, 2026-12-07).
+func TestOwedReceivePostedWhenSlotFrees(t *testing.T) {
+	e := newFaultEnv(t, &ledger{})
+	cl := e.dial()
+	fab := e.prov.Fabric
+	conns := e.srv.life.Conns(nil)
+	if len(conns) != 1 {
+		t.Fatalf("%d server connections, want 1", len(conns))
+	}
+	c := conns[0]
+	watches, posted := fab.Stats().SendWatches, fab.Stats().PostedRecvs
+	// Every idle slot taken, as if held by calls and unreaped replies.
+	c.mu.Lock()
+	held := c.free
+	c.free = nil
+	c.mu.Unlock()
+	// As if a Receive completed: its replacement finds no free slot.
+	c.repost()
+	if g := c.grant(); g != c.credits-1 {
+		t.Fatalf("grant with a Receive owed = %d, want %d", g, c.credits-1)
+	}
+	if w := fab.Stats().SendWatches; w != watches+1 {
+		t.Fatalf("send watches with a Receive owed: %d, want %d", w, watches+1)
+	}
+	// A Send completion releases one slot.
+	c.mu.Lock()
+	c.free = append(c.free, held[0])
+	c.mu.Unlock()
+	c.postOwed()
+	if g := c.grant(); g != c.credits {
+		t.Fatalf("grant after the slot freed = %d, want %d", g, c.credits)
+	}
+	st := fab.Stats()
+	if st.SendWatches != watches || st.PostedRecvs != posted+1 {
+		t.Fatalf("after the slot freed: %d send watches (want %d), %d Receives posted (want %d)", st.SendWatches, watches, st.PostedRecvs, posted+1)
+	}
+	c.mu.Lock()
+	c.free = append(c.free, held[1:]...)
+	c.mu.Unlock()
+	e.closeAndCheckMemory(cl)
+}

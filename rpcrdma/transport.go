@@ -401,6 +401,9 @@ type conn struct {
 	owed     int
 	draining bool
 	warned   bool
+	// owedWatch is set while the connection holds a WatchSend because a
+	// Receive is owed (postReceives); completion goroutine only.
+	owedWatch bool
 
 	failure connFailure // how the connection died (failure.go)
 }
@@ -595,6 +598,7 @@ func (c *conn) complete(wc *verbs.Completion) {
 			c.failure.dropped.Add(1)
 		}
 		c.release(s)
+		c.postOwed()
 	}
 }
 
