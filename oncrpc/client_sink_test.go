@@ -48,6 +48,18 @@ func sinkFile(t *testing.T, size int) *os.File {
 	return f
 }
 
+// readOnlySinkFile is an empty sinkFile opened read-only: writing to it
+// fails.
+func readOnlySinkFile(t *testing.T) *os.File {
+	t.Helper()
+	ro, err := os.Open(sinkFile(t, 0).Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ro.Close() })
+	return ro
+}
+
 // checkSinkFile fails unless f holds data at off and 0xaa everywhere
 // else in its first size bytes, and is size bytes long.
 func checkSinkFile(t *testing.T, f *os.File, size int, off int64, data []byte) {
@@ -283,14 +295,8 @@ func TestClientSinkWriteError(t *testing.T) {
 	forEachSinkTransport(t, func(t *testing.T, _ string, c *Client, s net.Conn) {
 		data := pattern(700<<10, 9)
 		done := serveReplies(t, s, single(sinkResults(data, []byte("TAIL"))), single(words(42)))
-		w := sinkFile(t, 0)
-		ro, err := os.Open(w.Name())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ro.Close()
-		sink := &ReplySink{File: ro, Locate: lengthLocate}
-		_, err = c.Call(context.Background(), &ClientCall{Prog: 1, Vers: 1, Proc: 1, ReplyPayloadMax: 1 << 20, Sink: sink})
+		sink := &ReplySink{File: readOnlySinkFile(t), Locate: lengthLocate}
+		_, err := c.Call(context.Background(), &ClientCall{Prog: 1, Vers: 1, Proc: 1, ReplyPayloadMax: 1 << 20, Sink: sink})
 		var swe *SinkWriteError
 		if !errors.As(err, &swe) {
 			t.Fatalf("call: %v, want a *SinkWriteError", err)
@@ -411,13 +417,7 @@ func TestReplySinkPlace(t *testing.T) {
 	}
 
 	// a file that cannot be written: a *SinkWriteError, nothing placed
-	f := sinkFile(t, 0)
-	ro, err := os.Open(f.Name())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ro.Close()
-	s := &ReplySink{File: ro, Locate: lengthLocate}
+	s := &ReplySink{File: readOnlySinkFile(t), Locate: lengthLocate}
 	placed, err := s.Place(head, data)
 	var swe *SinkWriteError
 	if placed || !errors.As(err, &swe) {

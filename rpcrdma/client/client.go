@@ -438,10 +438,10 @@ func (c *Client) CallWith(ctx context.Context, cc *oncrpc.ClientCall, opts *Call
 	}
 	if cc.Sink != nil && len(payload) <= cc.ReplyPayloadMax {
 		// The Write chunk's data goes from the region it landed in
-		// straight into the sink's file, instead of through dst. A
-		// server that claims more than the call offered (decodeReply
-		// bounds it by the region only) gets its reply returned whole,
-		// for the caller's decoder to refuse: the file is written only
+		// straight into the sink's file, instead of through dst.
+		// decodeReply bounds it by the chunk the call offered, which
+		// CallOpts.WriteChunk may make larger than ReplyPayloadMax; such
+		// a reply is returned whole, so that the file is written only
 		// inside [Off, Off+ReplyPayloadMax), as on TCP.
 		placed, err := cc.Sink.Place(res, payload)
 		if err != nil {
