@@ -37,7 +37,10 @@
 # user-space context and ride the reset out.
 #
 # /run/nicreset.gonfsrdma after a reset while gonfsrdma runs: "released"
-# or "not released: ..." (the fallback above).
+# or "not released: ..." (the fallback above). /run/nicreset.done (the
+# reset's number) is written when eth0, its address and rxe0 are back: a
+# caller that removed it before starting this script in the background
+# waits for it, since the lock below may not exist yet when it first looks.
 #
 # Usage: nicreset.sh WHY. Serialized (mkdir lock): a second caller while one
 # runs returns 0 without a second reset. Says each step on the console
@@ -135,3 +138,4 @@ if ((restart_gonfsrdma)); then
 	say "eth0 reset $n: gonfsrdma started again: $(grep -m1 'listening after' <<<"$out")"
 fi
 say "eth0 reset $n done in $((SECONDS - t0)) s: $(rdma link show rxe0/1 2>&1 | tr -s ' ')"
+echo "$n" >/run/nicreset.done

@@ -1179,11 +1179,14 @@ step_server_kill() { # SIGKILL the server in the middle of a large write
 # the server (server guest) sees its device removed; the write must complete
 # on a new connection with its data intact.
 nic_reset_bg() { # why: nicreset.sh in the background (the control channel crosses eth0)
+	rm -f /run/nicreset.done
 	setsid /bin/bash /share/guest/nicreset.sh "$1" </dev/null >/dev/null 2>&1 &
 	echo "eth0 reset started at $(date -u +%T.%N)"
 }
-nic_ready() { # eth0 has its address and rxe0 is registered on it (after a reset)
-	[[ ! -d /run/nicreset.lock ]] && ip -4 addr show dev eth0 2>/dev/null | grep -q "inet ${NET_ADDR%/*}/" && rdma link show rxe0/1 >/dev/null 2>&1
+nic_ready() { # the reset nic_reset_bg started is done: eth0 has its address and rxe0 is registered on it
+	# why the done file: on a slow guest the script may not have taken its lock
+	# yet when this first looks, and the old eth0 and rxe0 would pass for new ones
+	[[ -e /run/nicreset.done && ! -d /run/nicreset.lock ]] && ip -4 addr show dev eth0 2>/dev/null | grep -q "inet ${NET_ADDR%/*}/" && rdma link show rxe0/1 >/dev/null 2>&1
 }
 gonf_log_mark() { # the server guest's gonfsrdma: "PID LINES" (its pid, lines in its log)
 	echo "$(cat "$PIDFILE" 2>/dev/null) $(wc -l <"$GLOG")"
