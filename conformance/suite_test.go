@@ -117,6 +117,20 @@ func TestSuiteRDMAFabric(t *testing.T) {
 	runSuite(t, d, export, pmPort, fabricSuiteConfig(fabric, d, ro))
 }
 
+// TestSuiteRDMAFabricAckLag runs the RDMA suite again with every Send's
+// acknowledgement 1 ms late (softfabric.FaultPlan.SendAckLag), as on
+// Soft-RoCE: each side still holds the send-queue slot, and the server
+// the Receive buffer, of a message the other side has already answered.
+// That timing, not the wire, broke the server's Receive re-posting on
+// rxe (rpcrdma TestAckLagKeepsReceivesPosted); here every procedure
+// meets it.
+func TestSuiteRDMAFabricAckLag(t *testing.T) {
+	fabric := softfabric.NewFabric()
+	fabric.SetFaults(softfabric.FaultPlan{SendAckLag: time.Millisecond})
+	d, export, ro, pmPort := startDaemon(t, fabric, "127.0.0.1:20049")
+	runSuite(t, d, export, pmPort, fabricSuiteConfig(fabric, d, ro))
+}
+
 // fabricSuiteConfig is the suite's configuration for NFS over
 // RPC-over-RDMA on the software fabric to daemon d: its RDMA port, the
 // read-only export ro, and dialers that connect from loopback.

@@ -13,11 +13,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gonfsrdma/gonfsrdma/oncrpc"
 	rdmaclient "github.com/gonfsrdma/gonfsrdma/rpcrdma/client"
 	"github.com/gonfsrdma/gonfsrdma/rpcrdma/proto"
 	"github.com/gonfsrdma/gonfsrdma/verbs"
+	"github.com/gonfsrdma/gonfsrdma/verbs/softfabric"
 	"github.com/gonfsrdma/gonfsrdma/xdr"
 )
 
@@ -246,4 +248,49 @@ func TestOwedReceivePostedWhenSlotFrees(t *testing.T) {
 	c.free = append(c.free, held[1:]...)
 	c.mu.Unlock()
 	e.closeAndCheckMemory(cl)
+}
+
+// TestAckLagKeepsReceivesPosted: the race of
+// TestOwedReceivePostedWhenSlotFrees end to end, made by the fabric
+// instead of by hand. Every Send's acknowledgement comes late
+// (softfabric.FaultPlan.SendAckLag, as on Soft-RoCE), so a reply's slot
+// stays held after the client has the reply and has sent its next call;
+// a client keeping its whole grant in flight then finds the slots held by
+// calls and by replies not yet acknowledged. An owed Receive must be
+// posted by the Send completion that frees a slot, or the client's next
+// Send meets no Receive and the connection dies (the fabric behaves as
+// rnr_retry 0).
+func TestAckLagKeepsReceivesPosted(t *testing.T) {
+	e := newEnvOn(t, nil, Config{Credits: 2})
+	c := e.dial(rdmaclient.Config{Credits: 32})
+	ctx := ctxT(t)
+	if _, err := c.Call(ctx, &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procNull}); err != nil {
+		t.Fatal(err)
+	}
+	e.fab.SetFaults(softfabric.FaultPlan{SendAckLag: 2 * time.Millisecond})
+	defer e.fab.SetFaults(softfabric.FaultPlan{})
+	var wg sync.WaitGroup
+	var failed atomic.Int32
+	for g := 0; g < 16; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 25; i++ {
+				call := &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procNull}
+				if i%2 == 1 {
+					call = &oncrpc.ClientCall{Prog: echoProg, Vers: echoVers, Proc: procRead, Args: readArgs(8192, uint32(i)), ReplyPayloadMax: 8192}
+				}
+				if _, err := c.Call(ctx, call); err != nil {
+					if failed.Add(1) == 1 {
+						t.Errorf("call %d of caller %d: %v", i, g, err)
+					}
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if st := e.srv.Stats(); st.Conns != 1 {
+		t.Errorf("server connections after the calls: %d, want the one it had", st.Conns)
+	}
 }

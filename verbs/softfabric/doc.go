@@ -1,6 +1,8 @@
 // Package softfabric is an in-process software RDMA fabric: a
 // verbs.Provider (Fabric, NewFabric) with the semantics of an RC queue
-// pair on a real device, fault injection (SetFaults, DisableWindows) and
+// pair on a real device, fault injection (SetFaults: disconnects, slow
+// completions, late acknowledgements, lost Sends, bad rkeys;
+// DisableWindows) and
 // counters of live objects and moved bytes (Stats, Moved, WindowOps), so
 // that the RPC-over-RDMA transports, the NFS client and the daemon are
 // tested over RDMA with plain go test. It is for tests only: no

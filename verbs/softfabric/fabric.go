@@ -103,6 +103,14 @@ type FaultPlan struct {
 	// message lost on a dead link whose peer then vanished without a
 	// word (its disconnect lost too): only a timeout notices.
 	LoseSends, LoseSendsAfter int
+	// SendAckLag delivers every Send (and Send-With-Invalidate) at once
+	// but completes it at the sender, and frees its send-queue slot, only
+	// SendAckLag later. The WRs behind it still execute at once (the link
+	// is pipelined) and complete in order after it. It models a link whose
+	// acknowledgements come late (Soft-RoCE): the peer answers, and its
+	// answer arrives, while the sender still holds the slots of the
+	// messages answered.
+	SendAckLag time.Duration
 }
 
 type planState struct {

@@ -3,6 +3,7 @@ package softfabric
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/gonfsrdma/gonfsrdma/verbs"
 )
@@ -73,6 +74,12 @@ type fabConn struct {
 	sqHead, sqLen    int
 	sqUsed           int // send-queue slots held, including retired unsignaled WRs
 	unsignaledRetire int // unsignaled WRs executed since the last signaled one
+	// acks: the WRs at the head of sq, oldest first, that executed and
+	// wait for their acknowledgement (FaultPlan.SendAckLag); the next WR
+	// to execute is the one after them. lagging is the plan's lag while
+	// step executes a WR under it.
+	acks    []pendingAck
+	lagging time.Duration
 
 	rq            []recvEntry // ring, len MaxRecvWR
 	rqHead, rqLen int
@@ -521,7 +528,7 @@ func (c *fabConn) flush() {
 		c.sqLen--
 		c.fab.postedSends.Add(-1)
 	}
-	c.sqUsed, c.unsignaledRetire = 0, 0
+	c.sqUsed, c.unsignaledRetire, c.acks = 0, 0, c.acks[:0]
 }
 
 func sendWCOpcode(op verbs.WROpcode) verbs.WCOpcode {

@@ -12,23 +12,48 @@ import (
 
 func (c *fabConn) run() {
 	defer close(c.workerDone)
+	ackTimer := time.NewTimer(time.Hour)
+	ackTimer.Stop()
+	defer ackTimer.Stop()
 	for {
 		select {
 		case <-c.kick:
+		case <-ackTimer.C:
 		case <-c.quit:
 			return
 		}
 		for c.step() {
 		}
+		// FaultPlan.SendAckLag: wake for the next acknowledgement due.
+		c.l.mu.Lock()
+		var next time.Time
+		if len(c.acks) > 0 && c.state == stConnected {
+			next = c.acks[0].due
+		}
+		c.l.mu.Unlock()
+		ackTimer.Stop()
+		if !next.IsZero() {
+			ackTimer.Reset(max(time.Until(next), 0))
+		}
 	}
 }
 
-// step executes the WR at the head of the send queue and reports whether
-// there was one.
+// pendingAck is a WR executed under FaultPlan.SendAckLag that completes
+// at due.
+type pendingAck struct {
+	due     time.Time
+	byteLen uint32
+}
+
+// step completes the acknowledged WRs, then executes the next WR of the
+// send queue and reports whether there was one.
 func (c *fabConn) step() bool {
 	l := c.l
 	l.mu.Lock()
-	if c.state != stConnected || c.sqLen == 0 {
+	if c.state == stConnected && len(c.acks) > 0 {
+		c.retireAcked(time.Now())
+	}
+	if c.state != stConnected || c.sqLen == len(c.acks) {
 		l.mu.Unlock()
 		return false
 	}
@@ -43,7 +68,7 @@ func (c *fabConn) step() bool {
 			return false
 		}
 		l.mu.Lock()
-		if c.state != stConnected || c.sqLen == 0 {
+		if c.state != stConnected || c.sqLen == len(c.acks) {
 			l.mu.Unlock() // flushed meanwhile
 			return false
 		}
@@ -59,7 +84,11 @@ func (c *fabConn) step() bool {
 			return false
 		}
 	}
-	c.exec(&c.sq[c.sqHead])
+	if plan != nil {
+		c.lagging = plan.SendAckLag
+	}
+	c.exec(&c.sq[(c.sqHead+len(c.acks))%len(c.sq)])
+	c.lagging = 0
 	p := c.peer()
 	c.checkOverflow()
 	if p != nil {
@@ -97,10 +126,49 @@ func (c *fabConn) exec(e *sendEntry) {
 	}
 }
 
-// finishSend retires the head send-queue entry with a completion: always
+// finishSend retires e, the send-queue entry just executed (the head,
+// unless executed WRs wait for their acknowledgement before it). Under
+// FaultPlan.SendAckLag a success waits for its acknowledgement: a Send's
+// comes the lag later, any other WR's with the one before it. An error
+// completes at once, after the WRs before it, which are flushed (the
+// queue pair is going to the error state).
+func (c *fabConn) finishSend(e *sendEntry, status verbs.WCStatus, byteLen uint32) {
+	if c.lagging > 0 && status == verbs.WCSuccess {
+		due := time.Now()
+		if e.op == verbs.OpSend || e.op == verbs.OpSendWithInv {
+			due = due.Add(c.lagging)
+		}
+		if n := len(c.acks); n > 0 && c.acks[n-1].due.After(due) {
+			due = c.acks[n-1].due
+		}
+		c.acks = append(c.acks, pendingAck{due: due, byteLen: byteLen})
+		return
+	}
+	for len(c.acks) > 0 {
+		c.retireHead(verbs.WCWRFlushErr, 0)
+		c.acks = c.acks[1:]
+	}
+	c.retireHead(status, byteLen)
+}
+
+// retireAcked completes the WRs whose acknowledgement is due by now.
+func (c *fabConn) retireAcked(now time.Time) {
+	n := 0
+	for n < len(c.acks) && !c.acks[n].due.After(now) {
+		c.retireHead(verbs.WCSuccess, c.acks[n].byteLen)
+		n++
+	}
+	if n > 0 {
+		c.acks = c.acks[:copy(c.acks, c.acks[n:])]
+		c.checkOverflow()
+	}
+}
+
+// retireHead retires the head send-queue entry with a completion: always
 // for errors, for success only when signaled. A signaled success also
 // frees the slots of the unsignaled WRs before it.
-func (c *fabConn) finishSend(e *sendEntry, status verbs.WCStatus, byteLen uint32) {
+func (c *fabConn) retireHead(status verbs.WCStatus, byteLen uint32) {
+	e := &c.sq[c.sqHead]
 	if status != verbs.WCSuccess || e.signaled {
 		c.pushCQE(verbs.Completion{WRID: e.id, Status: status, Opcode: sendWCOpcode(e.op), ByteLen: byteLen})
 	}

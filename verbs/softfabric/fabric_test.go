@@ -382,6 +382,44 @@ func TestFaultCompletionDelay(t *testing.T) {
 	}
 }
 
+// TestFaultSendAckLag: Sends are delivered at once, one behind the other
+// (the link is pipelined), and complete at the sender SendAckLag later,
+// in order; a disconnect during the lag flushes a delivered Send at the
+// sender.
+func TestFaultSendAckLag(t *testing.T) {
+	e := newFabricEnv(t)
+	f := e.Prov.(*Fabric)
+	p := verbstest.ConnectPair(t, e, verbstest.PairOpts{})
+	const lag = 60 * time.Millisecond
+	f.SetFaults(FaultPlan{SendAckLag: lag})
+	defer f.SetFaults(FaultPlan{})
+	start := time.Now()
+	verbstest.Send(t, p.Cli, p.CMR, 1, verbstest.SendOff, 8, true)
+	verbstest.Send(t, p.Cli, p.CMR, 2, verbstest.SendOff, 8, true)
+	for _, wc := range verbstest.PollN(t, p.Srv, 2) {
+		if !wc.Recv || wc.Status != verbs.WCSuccess {
+			t.Fatalf("receiver's completion %+v, want a Receive", wc)
+		}
+	}
+	if el := time.Since(start); el >= lag {
+		t.Errorf("both Sends delivered after %v, want before their %v acknowledgement", el, lag)
+	}
+	wcs := verbstest.PollN(t, p.Cli, 2)
+	if el := time.Since(start); el < lag {
+		t.Errorf("Sends completed at the sender after %v, want >= %v", el, lag)
+	}
+	verbstest.WantStatus(t, wcs[0], 1, verbs.WCSuccess)
+	verbstest.WantStatus(t, wcs[1], 2, verbs.WCSuccess)
+	// Delivered, then the connection goes before the acknowledgement.
+	verbstest.Send(t, p.Cli, p.CMR, 3, verbstest.SendOff, 8, true)
+	verbstest.PollN(t, p.Srv, 1)
+	p.Cli.Disconnect()
+	wcs, _ = verbstest.Drain(t, p.Cli)
+	if s := verbstest.SendsOnly(wcs); len(s) != 1 || s[0].WRID != 3 || s[0].Status != verbs.WCWRFlushErr {
+		t.Errorf("sender's completions after a disconnect during the lag: %+v, want Send 3 flushed", s)
+	}
+}
+
 func TestFaultCorruptRKey(t *testing.T) {
 	e := newFabricEnv(t)
 	p := verbstest.ConnectPair(t, e, verbstest.PairOpts{})
