@@ -129,13 +129,14 @@ func (c *fabConn) exec(e *sendEntry) {
 // finishSend retires e, the send-queue entry just executed (the head,
 // unless executed WRs wait for their acknowledgement before it). Under
 // FaultPlan.SendAckLag a success waits for its acknowledgement: a Send's
-// comes the lag later, any other WR's with the one before it. An error
+// comes the lag later, any other WR's with the one before it (also once
+// the plan is gone, while WRs executed under it still wait). An error
 // completes at once, after the WRs before it, which are flushed (the
 // queue pair is going to the error state).
 func (c *fabConn) finishSend(e *sendEntry, status verbs.WCStatus, byteLen uint32) {
-	if c.lagging > 0 && status == verbs.WCSuccess {
+	if status == verbs.WCSuccess && (c.lagging > 0 || len(c.acks) > 0) {
 		due := time.Now()
-		if e.op == verbs.OpSend || e.op == verbs.OpSendWithInv {
+		if c.lagging > 0 && (e.op == verbs.OpSend || e.op == verbs.OpSendWithInv) {
 			due = due.Add(c.lagging)
 		}
 		if n := len(c.acks); n > 0 && c.acks[n-1].due.After(due) {
