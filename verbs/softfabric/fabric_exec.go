@@ -145,10 +145,10 @@ func (c *fabConn) finishSend(e *sendEntry, status verbs.WCStatus, byteLen uint32
 		c.acks = append(c.acks, pendingAck{due: due, byteLen: byteLen})
 		return
 	}
-	for len(c.acks) > 0 {
+	for range c.acks {
 		c.retireHead(verbs.WCWRFlushErr, 0)
-		c.acks = c.acks[1:]
 	}
+	c.acks = c.acks[:0]
 	c.retireHead(status, byteLen)
 }
 

@@ -412,22 +412,22 @@ func TestFaultSendAckLag(t *testing.T) {
 	verbstest.WantStatus(t, wcs[1], 2, verbs.WCSuccess)
 	// The plan goes while a Send waits for its acknowledgement: a WR
 	// executed after that completes behind it, not before.
-	verbstest.Send(t, p.Cli, p.CMR, 4, verbstest.SendOff, 8, true)
+	verbstest.Send(t, p.Cli, p.CMR, 3, verbstest.SendOff, 8, true)
 	verbstest.PollN(t, p.Srv, 1)
 	f.SetFaults(FaultPlan{})
-	verbstest.Send(t, p.Cli, p.CMR, 5, verbstest.SendOff, 8, true)
+	verbstest.Send(t, p.Cli, p.CMR, 4, verbstest.SendOff, 8, true)
 	verbstest.PollN(t, p.Srv, 1)
 	wcs = verbstest.PollN(t, p.Cli, 2)
-	verbstest.WantStatus(t, wcs[0], 4, verbs.WCSuccess)
-	verbstest.WantStatus(t, wcs[1], 5, verbs.WCSuccess)
+	verbstest.WantStatus(t, wcs[0], 3, verbs.WCSuccess)
+	verbstest.WantStatus(t, wcs[1], 4, verbs.WCSuccess)
 	f.SetFaults(FaultPlan{SendAckLag: lag})
 	// Delivered, then the connection goes before the acknowledgement.
-	verbstest.Send(t, p.Cli, p.CMR, 3, verbstest.SendOff, 8, true)
+	verbstest.Send(t, p.Cli, p.CMR, 5, verbstest.SendOff, 8, true)
 	verbstest.PollN(t, p.Srv, 1)
 	p.Cli.Disconnect()
 	wcs, _ = verbstest.Drain(t, p.Cli)
-	if s := verbstest.SendsOnly(wcs); len(s) != 1 || s[0].WRID != 3 || s[0].Status != verbs.WCWRFlushErr {
-		t.Errorf("sender's completions after a disconnect during the lag: %+v, want Send 3 flushed", s)
+	if s := verbstest.SendsOnly(wcs); len(s) != 1 || s[0].WRID != 5 || s[0].Status != verbs.WCWRFlushErr {
+		t.Errorf("sender's completions after a disconnect during the lag: %+v, want Send 5 flushed", s)
 	}
 }
 
